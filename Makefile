@@ -1,0 +1,31 @@
+# StackShot. `make` builds the ROM, `make run` plays it, `make test` runs every test. Each sets itself up first.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+
+ELF := target/thumbv4t-none-eabi/release/stackshot
+ROM := target/stackshot.gba
+LOG := target/test.log
+
+.PHONY: all rom run test setup
+all: rom
+
+setup:
+	@tools/setup
+
+# The ELF keeps its symbols and debug info for gdb; the .gba gets a header a cartridge accepts.
+rom: setup
+	cargo build --release
+	tools/.gbafix/bin/agb-gbafix $(ELF) -o $(ROM) --title STACKSHOT --gamecode SSHE --makercode 00
+	@echo "built $(ROM) ($$(stat -c %s $(ROM)) bytes) and $(ELF)"
+
+run: rom
+	tools/play $(ROM)
+
+# On-target tests (each test ROM in the emulator), then the host tests: the harness and the ROM it checks, and
+# the allocator crate. The last line adds up every `test result:` line.
+test: rom
+	@mkdir -p target && rm -f $(LOG)
+	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
+	cd tools && cargo test --release --workspace --no-fail-fast 2>&1 | tee -a ../$(LOG)
+	cd tools && cargo test --release -p stackshot-alloc --no-fail-fast 2>&1 | tee -a ../$(LOG)
+	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)

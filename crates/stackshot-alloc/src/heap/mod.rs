@@ -1,0 +1,1 @@
+//! The tree-heap (see the crate README).

@@ -1,0 +1,23 @@
+//! StackShot: the game and its on-target test support, as a library so that the ROM (`main.rs`) and the
+//! on-target test ROMs (`tests/`) share it.
+#![no_std]
+#![cfg_attr(test, no_main)]
+#![cfg_attr(test, feature(custom_test_frameworks))]
+#![cfg_attr(test, test_runner(crate::testing::run))]
+#![cfg_attr(test, reexport_test_harness_main = "test_main")]
+
+pub mod cycles;
+pub mod fast;
+pub mod game;
+pub mod log;
+mod panic;
+pub mod testing;
+
+#[cfg(test)]
+testing::test_main!();
+
+#[cfg(test)]
+#[test_case]
+fn the_library_runs_its_own_tests() {
+    assert_eq!(core::hint::black_box(2) + 2, 4);
+}

@@ -1,0 +1,73 @@
+//! Tests that run on the GBA's CPU, in the emulator, each timed in cycles.
+//!
+//! A test ROM is an integration test (`tests/*.rs`) using this runner through `custom_test_frameworks`:
+//! ```ignore
+//! #![no_std]
+//! #![no_main]
+//! #![feature(custom_test_frameworks)]
+//! #![test_runner(stackshot::testing::run)]
+//! #![reexport_test_harness_main = "test_main"]
+//! stackshot::testing::test_main!();
+//!
+//! #[test_case]
+//! fn adds() { assert_eq!(1 + 1, 2); }
+//! ```
+//! `cargo test` builds it and runs it in the harness (cargo's runner), which reads the protocol described in
+//! `tools/harness/src/protocol.rs`: this side prints `@@tests`, `@@run`, `@@ok` and `@@done`; the panic
+//! handler prints `@@panic`.
+
+use crate::cycles::Stopwatch;
+use crate::info;
+
+/// Two words at the top of EWRAM (outside the linker script's EWRAM) where the harness says where to start.
+const MAILBOX: *mut u32 = 0x0203_FFF8 as *mut u32;
+/// "STRT": the mailbox holds a start index.
+const MAILBOX_MAGIC: u32 = 0x5452_5453;
+
+/// Anything that can run as a test; every `fn()` is one.
+pub trait Testable {
+    fn name(&self) -> &'static str;
+    fn run_timed(&self) -> u32;
+}
+
+impl<T: Fn()> Testable for T {
+    fn name(&self) -> &'static str {
+        core::any::type_name::<T>()
+    }
+
+    fn run_timed(&self) -> u32 {
+        let watch = Stopwatch::start();
+        self();
+        watch.elapsed()
+    }
+}
+
+/// The test runner: runs each test from the one the harness asked for, printing its cycle count.
+pub fn run(tests: &[&dyn Testable]) {
+    info!("@@tests {}", tests.len());
+    // SAFETY: the mailbox is EWRAM that nothing else in the program uses (see linker.ld); word-aligned.
+    let first = unsafe {
+        if MAILBOX.read_volatile() == MAILBOX_MAGIC { MAILBOX.add(1).read_volatile() as usize } else { 0 }
+    };
+    for (index, test) in tests.iter().enumerate().skip(first) {
+        info!("@@run {index} {}", test.name());
+        let cycles = test.run_timed();
+        info!("@@ok {index} {cycles}");
+    }
+    info!("@@done");
+}
+
+/// Defines the `main` of a test ROM: run the tests, then sleep.
+#[macro_export]
+macro_rules! test_main {
+    () => {
+        #[unsafe(no_mangle)]
+        extern "C" fn main() -> ! {
+            test_main();
+            loop {
+                gba::bios::VBlankIntrWait();
+            }
+        }
+    };
+}
+pub use test_main;

@@ -1,0 +1,213 @@
+//! One emulated GBA: a safe wrapper over the C shim in `shim.c`.
+
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, c_char, c_int};
+use std::path::Path;
+
+/// Width and height of the GBA screen in pixels.
+pub const WIDTH: usize = 240;
+pub const HEIGHT: usize = 160;
+/// CPU cycles in one frame (GBATEK: 228 lines of 1,232 cycles).
+pub const CYCLES_PER_FRAME: u64 = 280_896;
+
+#[repr(C)]
+struct Shim {
+    _private: [u8; 0],
+}
+
+unsafe extern "C" {
+    fn shim_set_logger(callback: extern "C" fn(c_int, *const c_char, *const c_char));
+    fn shim_open(path: *const c_char) -> *mut Shim;
+    fn shim_load_save(s: *mut Shim, path: *const c_char) -> c_int;
+    fn shim_reset(s: *mut Shim);
+    fn shim_run_frame(s: *mut Shim);
+    fn shim_set_keys(s: *mut Shim, keys: u32);
+    fn shim_read8(s: *mut Shim, address: u32) -> u32;
+    fn shim_read16(s: *mut Shim, address: u32) -> u32;
+    fn shim_read32(s: *mut Shim, address: u32) -> u32;
+    fn shim_write8(s: *mut Shim, address: u32, value: u8);
+    fn shim_write32(s: *mut Shim, address: u32, value: u32);
+    fn shim_cycles(s: *mut Shim) -> u64;
+    fn shim_pixels(s: *mut Shim) -> *const u32;
+    fn shim_gdb_listen(s: *mut Shim, port: u16, address: *const c_char) -> c_int;
+    fn shim_gdb_attached(s: *mut Shim) -> c_int;
+    fn shim_close(s: *mut Shim);
+}
+
+/// mGBA's log level bits for the ROM's debug prints (level 0 fatal .. 4 debug on the ROM side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Fatal,
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+impl Level {
+    fn from_mgba(bits: c_int) -> Level {
+        match bits {
+            0x01 => Level::Fatal,
+            0x02 => Level::Error,
+            0x04 => Level::Warn,
+            0x08 => Level::Info,
+            _ => Level::Debug,
+        }
+    }
+}
+
+/// One line the ROM printed through mGBA's debug interface.
+#[derive(Clone, Debug)]
+pub struct LogLine {
+    pub level: Level,
+    pub text: String,
+}
+
+thread_local! {
+    /// The logger is process-wide but runs on the thread that runs the frame: one buffer per thread.
+    static LOG: RefCell<Vec<LogLine>> = const { RefCell::new(Vec::new()) };
+}
+
+extern "C" fn on_log(level: c_int, category: *const c_char, message: *const c_char) {
+    if category.is_null() || message.is_null() {
+        return;
+    }
+    // SAFETY: the shim passes NUL-terminated strings that live for the duration of this call.
+    let (category, message) = unsafe { (CStr::from_ptr(category), CStr::from_ptr(message)) };
+    // Only the ROM's own prints; mGBA's internal categories (stubbed I/O and the like) are noise here.
+    if category.to_bytes() != b"gba.debug" {
+        return;
+    }
+    let line = LogLine { level: Level::from_mgba(level), text: message.to_string_lossy().into_owned() };
+    LOG.with(|log| log.borrow_mut().push(line));
+}
+
+/// A GBA running a ROM, with no window and no sound.
+pub struct Emulator {
+    shim: *mut Shim,
+    frames: u64,
+}
+
+impl Emulator {
+    /// Loads a `.gba` or an `.elf` and resets the console.
+    pub fn open(path: &Path) -> Result<Emulator, String> {
+        let c_path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+        // SAFETY: `on_log` is a plain function valid for the whole program.
+        unsafe { shim_set_logger(on_log) };
+        LOG.with(|log| log.borrow_mut().clear());
+        // SAFETY: `c_path` is NUL-terminated; the shim copies what it needs.
+        let shim = unsafe { shim_open(c_path.as_ptr()) };
+        if shim.is_null() {
+            return Err(format!("mGBA could not load {}", path.display()));
+        }
+        Ok(Emulator { shim, frames: 0 })
+    }
+
+    /// Uses `path` as the cartridge's save file (created if missing), as a player's emulator would.
+    pub fn load_save(&mut self, path: &Path) -> Result<(), String> {
+        let c_path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+        // SAFETY: the shim is open; `c_path` is NUL-terminated.
+        match unsafe { shim_load_save(self.shim, c_path.as_ptr()) } {
+            0 => Ok(()),
+            _ => Err(format!("mGBA could not open the save file {}", path.display())),
+        }
+    }
+
+    /// Presses the console's reset button: the ROM starts again, the save file stays.
+    pub fn reset(&mut self) {
+        // SAFETY: the shim is open.
+        unsafe { shim_reset(self.shim) };
+        self.frames = 0;
+    }
+
+    /// Runs one frame (280,896 cycles) with the keys last set.
+    pub fn run_frame(&mut self) {
+        // SAFETY: the shim is open.
+        unsafe { shim_run_frame(self.shim) };
+        self.frames += 1;
+    }
+
+    /// Frames run since the ROM was loaded or reset.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Holds exactly these keys (a mask of [`crate::keys::Key`] bits) until the next call.
+    pub fn set_keys(&mut self, keys: u32) {
+        // SAFETY: the shim is open.
+        unsafe { shim_set_keys(self.shim, keys) };
+    }
+
+    // SAFETY (all bus accesses): the shim is open; the bus accepts any address (unmapped ones read open bus).
+    pub fn read8(&self, address: u32) -> u8 {
+        unsafe { shim_read8(self.shim, address) as u8 }
+    }
+    pub fn read16(&self, address: u32) -> u16 {
+        unsafe { shim_read16(self.shim, address) as u16 }
+    }
+    pub fn read32(&self, address: u32) -> u32 {
+        unsafe { shim_read32(self.shim, address) }
+    }
+    pub fn write8(&mut self, address: u32, value: u8) {
+        unsafe { shim_write8(self.shim, address, value) }
+    }
+    pub fn write32(&mut self, address: u32, value: u32) {
+        unsafe { shim_write32(self.shim, address, value) }
+    }
+
+    /// `len` bytes starting at `address`.
+    pub fn read_bytes(&self, address: u32, len: usize) -> Vec<u8> {
+        (0..len as u32).map(|i| self.read8(address + i)).collect()
+    }
+
+    /// Emulated CPU cycles since power-on (16,777,216 a second); exactly reproducible.
+    pub fn cycles(&self) -> u64 {
+        // SAFETY: the shim is open.
+        unsafe { shim_cycles(self.shim) }
+    }
+
+    /// The last frame as 240×160 RGB triples.
+    pub fn screen_rgb(&self) -> Vec<u8> {
+        // SAFETY: the shim owns a WIDTH×HEIGHT pixel buffer for as long as it is open.
+        let pixels = unsafe { std::slice::from_raw_parts(shim_pixels(self.shim), WIDTH * HEIGHT) };
+        pixels.iter().flat_map(|&p| [p as u8, (p >> 8) as u8, (p >> 16) as u8]).collect()
+    }
+
+    /// Writes the last frame as a PNG.
+    pub fn screenshot(&self, path: &Path) -> Result<(), String> {
+        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), WIDTH as u32, HEIGHT as u32);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+        writer.write_image_data(&self.screen_rgb()).map_err(|e| e.to_string())
+    }
+
+    /// Takes the lines the ROM printed since the last call.
+    pub fn take_log(&mut self) -> Vec<LogLine> {
+        LOG.with(|log| std::mem::take(&mut *log.borrow_mut()))
+    }
+
+    /// Serves the GDB protocol on 127.0.0.1:`port`; from now on frames run under the debugger, and the first
+    /// frame waits for gdb to attach.
+    pub fn listen_gdb(&mut self, port: u16) -> Result<(), String> {
+        // SAFETY: the shim is open; the address is a NUL-terminated literal.
+        match unsafe { shim_gdb_listen(self.shim, port, c"127.0.0.1".as_ptr()) } {
+            0 => Ok(()),
+            _ => Err(format!("cannot serve gdb on 127.0.0.1:{port}")),
+        }
+    }
+
+    /// True while a gdb client is connected.
+    pub fn gdb_attached(&self) -> bool {
+        // SAFETY: the shim is open.
+        unsafe { shim_gdb_attached(self.shim) != 0 }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        // SAFETY: the shim was opened by `open` and is closed exactly once, here.
+        unsafe { shim_close(self.shim) };
+    }
+}

@@ -1,0 +1,91 @@
+//! Checks a cartridge header the way the GBA's BIOS does (GBATEK, "GBA Cartridge Header"), independently of the
+//! tool that wrote it.
+
+/// The compressed Nintendo logo the BIOS compares at 0x04..0xA0; a cartridge without it does not boot.
+pub const LOGO: [u8; 156] = [
+    0x24, 0xFF, 0xAE, 0x51, 0x69, 0x9A, 0xA2, 0x21, 0x3D, 0x84, 0x82, 0x0A, 0x84, 0xE4, 0x09, 0xAD, 0x11, 0x24, 0x8B,
+    0x98, 0xC0, 0x81, 0x7F, 0x21, 0xA3, 0x52, 0xBE, 0x19, 0x93, 0x09, 0xCE, 0x20, 0x10, 0x46, 0x4A, 0x4A, 0xF8, 0x27,
+    0x31, 0xEC, 0x58, 0xC7, 0xE8, 0x33, 0x82, 0xE3, 0xCE, 0xBF, 0x85, 0xF4, 0xDF, 0x94, 0xCE, 0x4B, 0x09, 0xC1, 0x94,
+    0x56, 0x8A, 0xC0, 0x13, 0x72, 0xA7, 0xFC, 0x9F, 0x84, 0x4D, 0x73, 0xA3, 0xCA, 0x9A, 0x61, 0x58, 0x97, 0xA3, 0x27,
+    0xFC, 0x03, 0x98, 0x76, 0x23, 0x1D, 0xC7, 0x61, 0x03, 0x04, 0xAE, 0x56, 0xBF, 0x38, 0x84, 0x00, 0x40, 0xA7, 0x0E,
+    0xFD, 0xFF, 0x52, 0xFE, 0x03, 0x6F, 0x95, 0x30, 0xF1, 0x97, 0xFB, 0xC0, 0x85, 0x60, 0xD6, 0x80, 0x25, 0xA9, 0x63,
+    0xBE, 0x03, 0x01, 0x4E, 0x38, 0xE2, 0xF9, 0xA2, 0x34, 0xFF, 0xBB, 0x3E, 0x03, 0x44, 0x78, 0x00, 0x90, 0xCB, 0x88,
+    0x11, 0x3A, 0x94, 0x65, 0xC0, 0x7C, 0x63, 0x87, 0xF0, 0x3C, 0xAF, 0xD6, 0x25, 0xE4, 0x8B, 0x38, 0x0A, 0xAC, 0x72,
+    0x21, 0xD4, 0xF8, 0x07,
+];
+
+/// The parts of a header a player's flash cart or emulator shows.
+#[derive(Debug)]
+pub struct Header {
+    pub title: String,
+    pub game_code: String,
+    pub maker_code: String,
+}
+
+/// The complement check at 0xBD: the byte that makes 0xA0..=0xBD plus 0x19 sum to zero.
+pub fn complement(rom: &[u8]) -> u8 {
+    let sum = rom[0xA0..0xBD].iter().fold(0u8, |s, &b| s.wrapping_add(b));
+    0u8.wrapping_sub(sum.wrapping_add(0x19))
+}
+
+/// Checks everything the BIOS checks, and that the title and codes are printable ASCII.
+pub fn check(rom: &[u8]) -> Result<Header, String> {
+    if rom.len() < 0xC0 {
+        return Err(format!("{} bytes is too short for a header", rom.len()));
+    }
+    if rom[3] != 0xEA {
+        return Err(format!("the entry point at 0x00 is not an ARM branch (byte 3 is {:#04x})", rom[3]));
+    }
+    if rom[0x04..0xA0] != LOGO {
+        return Err("the Nintendo logo at 0x04..0xA0 is wrong".into());
+    }
+    if rom[0xB2] != 0x96 {
+        return Err(format!("the fixed value at 0xB2 is {:#04x}, not 0x96", rom[0xB2]));
+    }
+    if rom[0xBD] != complement(rom) {
+        return Err(format!("the complement check at 0xBD is {:#04x}, should be {:#04x}", rom[0xBD], complement(rom)));
+    }
+    let text = |range: std::ops::Range<usize>, what: &str| {
+        let bytes = &rom[range];
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        if bytes[..end].iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b' ') {
+            Ok(String::from_utf8_lossy(&bytes[..end]).into_owned())
+        } else {
+            Err(format!("the {what} holds non-printable bytes: {bytes:02x?}"))
+        }
+    };
+    Ok(Header { title: text(0xA0..0xAC, "title")?, game_code: text(0xAC..0xB0, "game code")?, maker_code: text(0xB0..0xB2, "maker code")? })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid() -> Vec<u8> {
+        let mut rom = vec![0u8; 0x200];
+        rom[0..4].copy_from_slice(&[0x2E, 0x00, 0x00, 0xEA]);
+        rom[0x04..0xA0].copy_from_slice(&LOGO);
+        rom[0xA0..0xA9].copy_from_slice(b"STACKSHOT");
+        rom[0xAC..0xB0].copy_from_slice(b"2SSE");
+        rom[0xB0..0xB2].copy_from_slice(b"00");
+        rom[0xB2] = 0x96;
+        rom[0xBD] = complement(&rom);
+        rom
+    }
+
+    #[test]
+    fn accepts_a_valid_header() {
+        let h = check(&valid()).unwrap();
+        assert_eq!((h.title.as_str(), h.game_code.as_str()), ("STACKSHOT", "2SSE"));
+    }
+
+    #[test]
+    fn rejects_each_broken_field() {
+        for (offset, what) in [(0x10, "logo"), (0xB2, "0xB2"), (0xBD, "complement"), (0xA3, "complement"), (3, "entry")] {
+            let mut rom = valid();
+            rom[offset] ^= 0x01;
+            let e = check(&rom).unwrap_err();
+            assert!(e.contains(what), "flipping {offset:#x}: {e}");
+        }
+    }
+}

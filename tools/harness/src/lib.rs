@@ -1,0 +1,7 @@
+//! The StackShot harness: runs ROMs headless in libmgba (Debian's `libmgba-dev`) and checks what they do.
+pub mod elf;
+pub mod emulator;
+pub mod header;
+pub mod keys;
+pub mod protocol;
+pub mod runner;

@@ -1,0 +1,33 @@
+//! Every hot path is ARM code in IWRAM that never calls back into ROM, as the ELF shows.
+mod common;
+
+use harness::elf::{Elf, IWRAM};
+
+/// The functions that must stay fast. Add each new hot path here.
+const HOT_PATHS: &[&str] = &["fill_words"];
+
+#[test]
+fn hot_paths_are_arm_code_in_iwram() {
+    let elf = Elf::read(&common::elf()).unwrap();
+    for name in HOT_PATHS {
+        let f = elf.check_hot_path(name).unwrap_or_else(|e| panic!("{e}"));
+        println!("{name}: ARM, {} bytes at {:#010x}", f.size, f.address);
+    }
+}
+
+#[test]
+fn no_function_in_iwram_calls_into_rom() {
+    let elf = Elf::read(&common::elf()).unwrap();
+    let in_iwram: Vec<_> = elf.symbols.iter().filter(|s| s.function && IWRAM.contains(&s.address)).collect();
+    assert!(!in_iwram.is_empty());
+    for f in in_iwram {
+        elf.check_hot_path(&f.name).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn the_check_rejects_thumb_code_in_rom() {
+    let elf = Elf::read(&common::elf()).unwrap();
+    let e = elf.check_hot_path("main").unwrap_err();
+    assert!(e.contains("not in IWRAM"), "{e}");
+}

@@ -1,0 +1,51 @@
+//! The real ROM, as `make` built it: its header, its boot, and the d-pad.
+mod common;
+
+use harness::emulator::Emulator;
+use harness::keys;
+use harness::protocol::Message;
+
+#[test]
+fn header_is_what_a_cartridge_needs() {
+    let rom = std::fs::read(common::rom()).unwrap();
+    let header = harness::header::check(&rom).unwrap();
+    assert_eq!(header.title, "STACKSHOT");
+    assert_eq!(header.game_code, "SSHE");
+}
+
+#[test]
+fn boots_for_300_frames_without_a_panic_and_draws_something() {
+    let mut emu = Emulator::open(&common::rom()).unwrap();
+    for frame in 0..300 {
+        emu.run_frame();
+        for line in emu.take_log() {
+            assert!(!matches!(Message::parse(&line.text), Message::Panic(_)), "frame {frame}: {}", line.text);
+        }
+    }
+    let screen = emu.screen_rgb();
+    let mut colours: Vec<&[u8]> = screen.chunks(3).collect();
+    colours.sort();
+    colours.dedup();
+    assert!(colours.len() >= 3, "the screen has only {} colours: blank?", colours.len());
+}
+
+/// The ship is sprite 0: its x is the low 9 bits of attribute 1, its y the low 8 of attribute 0.
+fn ship(emu: &Emulator) -> (u16, u16) {
+    (emu.read16(0x0700_0002) & 0x1FF, emu.read16(0x0700_0000) & 0xFF)
+}
+
+#[test]
+fn holding_right_moves_the_ship_right() {
+    let mut emu = Emulator::open(&common::rom()).unwrap();
+    for _ in 0..10 {
+        emu.run_frame();
+    }
+    let before = ship(&emu);
+    emu.set_keys(keys::bit("RIGHT").unwrap());
+    for _ in 0..30 {
+        emu.run_frame();
+    }
+    let after = ship(&emu);
+    assert!(after.0 >= before.0 + 15, "x went from {} to {}", before.0, after.0);
+    assert_eq!(after.1, before.1, "y changed while only RIGHT was held");
+}
