@@ -1,0 +1,66 @@
+//! The cycle counters agree with the ARM7TDMI's documented timings.
+#![no_std]
+#![no_main]
+#![feature(custom_test_frameworks)]
+#![test_runner(stackshot::testing::run)]
+#![reexport_test_harness_main = "test_main"]
+stackshot::testing::test_main!();
+
+use stackshot::cycles::{OpTimer, Stopwatch};
+
+// Two ARM functions in IWRAM that differ only by 100 `mov r0, r0`, each one 1 sequential cycle (GBATEK: IWRAM
+// has a 32-bit bus and no wait states).
+core::arch::global_asm!(
+    ".section .iwram.test_nops, \"ax\", %progbits",
+    ".arm",
+    ".global nops_0",
+    "nops_0:",
+    "bx lr",
+    ".global nops_100",
+    "nops_100:",
+    ".rept 100",
+    "mov r0, r0",
+    ".endr",
+    "bx lr",
+    ".thumb",
+);
+unsafe extern "C" {
+    fn nops_0();
+    fn nops_100();
+}
+
+#[test_case]
+fn op_timer_reads_next_to_nothing_for_nothing() {
+    let timer = OpTimer::new();
+    for _ in 0..10 {
+        // This test runs from ROM, where the prefetch buffer can shift a read by a cycle or two.
+        let cycles = timer.time(|| ()).1;
+        assert!(cycles <= 2, "{cycles} cycles for an empty operation");
+    }
+}
+
+#[test_case]
+fn op_timer_sees_exactly_one_cycle_per_iwram_nop() {
+    let timer = OpTimer::new();
+    // SAFETY: both functions only execute `mov r0, r0` and return; they clobber nothing.
+    let (_, zero) = timer.time(|| unsafe { nops_0() });
+    // SAFETY: as above.
+    let (_, hundred) = timer.time(|| unsafe { nops_100() });
+    assert_eq!(hundred - zero, 100, "nops_0 took {zero} cycles, nops_100 {hundred}");
+}
+
+#[test_case]
+fn stopwatch_sees_the_same_hundred_cycles() {
+    let watch = Stopwatch::start();
+    // SAFETY: as above.
+    unsafe { nops_0() };
+    let zero = watch.elapsed();
+    let watch = Stopwatch::start();
+    // SAFETY: as above.
+    unsafe { nops_100() };
+    let hundred = watch.elapsed();
+    let difference = hundred - zero;
+    // Counting at the CPU clock (not a prescaled one), give or take the cartridge prefetch around the two veneer
+    // calls from ROM, which OpTimer's exact test above does not have.
+    assert!((100..=110).contains(&difference), "{difference} cycles for 100 nops");
+}
