@@ -21,11 +21,12 @@ rom: setup
 run: rom
 	tools/play $(ROM)
 
-# On-target tests (each test ROM in the emulator), then the host tests: the harness and the ROM it checks, and
-# the allocator crate. The last line adds up every `test result:` line.
+# On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
+# ROM it checks, and the allocator crate. The last line adds up every `test result:` line.
 test: rom
 	@mkdir -p target && rm -f $(LOG)
 	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
+	rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests 2>&1 | tee -a $(LOG)
 	cd tools && cargo test --release --workspace --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	cd tools && cargo test --release -p stackshot-alloc --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)

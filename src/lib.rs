@@ -6,12 +6,20 @@
 #![cfg_attr(test, test_runner(crate::testing::run))]
 #![cfg_attr(test, reexport_test_harness_main = "test_main")]
 
+pub mod assets;
 pub mod cycles;
 pub mod fast;
 pub mod game;
 pub mod log;
+pub mod overlay;
 mod panic;
+pub mod pools;
+pub mod save;
+pub mod scratch;
+pub mod sound;
 pub mod testing;
+pub mod text;
+pub mod trace;
 
 #[cfg(test)]
 testing::test_main!();

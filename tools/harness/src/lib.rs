@@ -1,4 +1,5 @@
 //! The StackShot harness: runs ROMs headless in libmgba (Debian's `libmgba-dev`) and checks what they do.
+pub mod alloc_state;
 pub mod elf;
 pub mod emulator;
 pub mod header;

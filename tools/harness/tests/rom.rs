@@ -14,6 +14,16 @@ fn header_is_what_a_cartridge_needs() {
 }
 
 #[test]
+fn carries_the_sram_save_type_marker_for_flash_carts() {
+    let rom = std::fs::read(common::rom()).unwrap();
+    let marker = b"SRAM_V";
+    let at: Vec<usize> = rom.windows(marker.len()).enumerate().filter(|(_, w)| w == marker).map(|(i, _)| i).collect();
+    assert_eq!(at.len(), 1, "SRAM_V found at {at:x?}; a cart detects the save type from exactly one marker");
+    assert_eq!(at[0] % 4, 0, "the marker at {:#x} is not word-aligned", at[0]);
+    assert_eq!(&rom[at[0]..at[0] + 9], b"SRAM_V113");
+}
+
+#[test]
 fn boots_for_300_frames_without_a_panic_and_draws_something() {
     let mut emu = Emulator::open(&common::rom()).unwrap();
     for frame in 0..300 {

@@ -1,1 +1,106 @@
 //! Fixed-size pools whose free list is a stack (see the crate README).
+//!
+//! | type | free list | hands out |
+//! |---|---|---|
+//! | [`IndexPool`] | stack of `u8`/`u16` indices, partitioned free/live, with a position table | [`Handle`] |
+//! | [`Packed24`], [`Packed18`] | stack of 24-/18-bit indices split over a `u16` table and a side table | `u32` index |
+//! | [`PtrPool`] | stack of slot addresses | `NonNull<T>` |
+//! | [`ValueStack`] | stack of small `Copy` values (the values are the resource) | `V` |
+//! | [`IntrusivePool`] | `u16` links stored inside the free slots of a byte region | `NonNull<u8>` |
+//! | [`FlagPool`] | none: a flag per slot, scanned on allocate (the baseline) | [`Handle`] |
+//!
+//! Every pool has `const fn new` or a cheap constructor and no heap allocation; full pools return `None`,
+//! bad frees return a [`PoolError`] and leave the pool unchanged.
+//!
+//! # Invariants
+//!
+//! Each pool's `check()` verifies exactly these and returns the [`CheckError`] named in brackets.
+//!
+//! - **IX1** (`IndexPool`): `free <= N` \[`CountTooLarge`\].
+//! - **IX2** (`IndexPool`): every entry of `stack` and `pos` is `< N` \[`EntryOutOfRange`\], and
+//!   `stack[pos[i]] == i` for every slot `i` \[`PosMismatch`\]; so `stack` is a permutation of `0..N`.
+//! - **IX3** (`IndexPool`): slot `i` is free iff `pos[i] < free`, i.e. `stack[..free]` are the free slots (its
+//!   top `stack[free - 1]` is the next allocated) and `stack[free..]` the live ones; exactly the live slots hold
+//!   an initialised `T`. (Follows from IX2 plus the code; `check` cannot see initialisation.)
+//! - **PK1** (`Packed24`, `Packed18`), **PT1** (`PtrPool`), **VS1** (`ValueStack`), **IN1** (`IntrusivePool`):
+//!   the free count is at most the capacity (packed: `top <= fresh <= capacity`) \[`CountTooLarge`\].
+//! - **PK2**, **PT2**, **IN2**: every free-stack entry (free-list link) names a slot of this pool (packed: a
+//!   slot below `fresh`) \[`EntryOutOfRange`\]; no free entry names a slot whose live bit is set, and none is
+//!   listed twice \[`FreeButLive`\]; every slot whose live bit is clear is on the free stack/list
+//!   \[`Leaked`\], except the packed stacks' never-used slots `fresh..`, whose live bits are all clear
+//!   \[`FreeButLive`\].
+//! - **IN3** (`IntrusivePool`): the free list ends (`NIL`) after exactly `free` links \[`ListLength`\].
+//! - **FL1** (`FlagPool`): the live count equals the number of set flags \[`CountMismatch`\]; exactly the
+//!   flagged slots hold an initialised `T`.
+//!
+//! `PtrPool` and `IntrusivePool` also hold exactly the live slots' `T`/bytes for the caller, who owns them.
+//!
+//! # What the safety checks cost
+//!
+//! - Foreign handle: a handle carries its pool's `u8` id (given to `new`); one compare per `free`/`get`. Two
+//!   pools with the same id cannot tell each other's handles apart, so give each pool its own id.
+//! - Out of range: one compare of the index against the capacity.
+//! - Double free (and `get` of a freed handle): `IndexPool` reads `pos[i]` and compares it with `free` (the
+//!   position table costs `size_of::<I>()` bytes a slot and also gives O(live) iteration and the O(1) swap
+//!   that keeps the stack partitioned); `FlagPool` reads its flag; the packed stacks and the intrusive list keep
+//!   one live bit a slot (1/8 byte; a load, shift and mask per check plus a read-modify-write per
+//!   allocate/free); `PtrPool` keeps a `bool` a slot.
+//! - A slot freed and then allocated again is live once more, so an old handle to it is not detected (no
+//!   generation counter): the checks catch double frees and foreign handles, not every use-after-free.
+//! - `check()` is O(capacity) and meant for tests and debug builds, not for the frame loop.
+
+mod flag;
+mod handle;
+mod index;
+mod intrusive;
+mod packed;
+pub mod props;
+mod ptr;
+mod value;
+
+pub use flag::FlagPool;
+pub use handle::Handle;
+pub use index::{Index, IndexPool, Iter, IterMut};
+pub use intrusive::IntrusivePool;
+pub use packed::{Packed18, Packed24};
+pub use ptr::PtrPool;
+pub use value::ValueStack;
+
+/// Why a `free` (or `get`, or `push`) was refused. The pool is unchanged when one of these is returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolError {
+    /// The slot is already free: the handle, index or pointer was freed before.
+    DoubleFree,
+    /// `get`/`get_mut` of a handle whose slot is free (it was freed).
+    Dangling,
+    /// The handle belongs to another pool (its pool id differs), or the pointer is outside this pool's slots.
+    ForeignHandle,
+    /// The index is not below the pool's capacity.
+    OutOfRange,
+    /// The pointer is inside this pool but not at the start of a slot.
+    Misaligned,
+    /// `ValueStack::push` onto a full stack: more values returned than were taken out.
+    Overflow,
+}
+
+/// The invariant (see the module docs) that `check()` found broken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckError {
+    /// IX1, PK1, PT1, VS1, IN1: the free count exceeds the capacity.
+    CountTooLarge,
+    /// IX2, PK2, PT2, IN2: the stack entry (or list link) at position `at` is not a slot of this pool.
+    EntryOutOfRange { at: usize },
+    /// IX2: `stack[pos[slot]] != slot`.
+    PosMismatch { slot: usize },
+    /// PK2, PT2, IN2: `slot` is on the free stack/list but marked live, or is on it twice.
+    FreeButLive { slot: usize },
+    /// PK2, PT2, IN2: `slot` is marked free but is not on the free stack/list.
+    Leaked { slot: usize },
+    /// IN3: the free list is longer or shorter than the free count (or loops).
+    ListLength,
+    /// FL1: the live count differs from the number of set flags.
+    CountMismatch,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,190 @@
+//! The invariant checker: one function, [`Heap::check`], used by every test and property driver. The
+//! invariants are listed in the [module docs](super).
+
+use super::map::{LAST, RED, USED, USED_BIT};
+use super::tree::NIL;
+use super::{HDR_COUNT, Heap};
+
+/// Which invariant is broken (numbered as in the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvariantKind {
+    /// 1: the header's block count differs from the managed block count.
+    Header,
+    /// 1, 2: the root or a child link names a block that is not managed.
+    NodeOutOfRange,
+    /// 2: a tree node's block is marked used in the map.
+    NodeNotFree,
+    /// 2: a tree node's block is free but not the first block of a free run.
+    NodeNotRunStart,
+    /// 2: a node's parent field does not name its parent (or the root's is not 0).
+    ParentLink,
+    /// 2: keys `(size, block)` do not strictly increase in order.
+    Order,
+    /// 2: the root is red.
+    RedRoot,
+    /// 2: a red node has a red parent.
+    RedRed,
+    /// 2: the two subtrees of a node have different black heights.
+    BlackHeight,
+    /// 2: the tree is deeper than any red-black tree of this heap's size can be.
+    Unbalanced,
+    /// 3: a used run reaches the end of the heap without an end-of-run mark.
+    Unterminated,
+    /// 3: a free run's size is zero or runs past the end of the heap.
+    BadSize,
+    /// 3: a block inside a free run (by its node's size) is marked used.
+    UsedInFreeRun,
+    /// 3: a block after the first of a free run has the red code.
+    StrayRed,
+    /// 3: a free run's last block does not repeat its size.
+    SizeCopy,
+    /// 3: a free run is followed by another free block.
+    FreeRunsTouch,
+    /// 3: a free run has no node in the tree.
+    RunNotInTree,
+    /// 4: the free-block or free-run counter, or the peak, disagrees with the map and tree.
+    Stats,
+}
+
+/// A broken invariant and the block where it was found (0 for the header and counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Invariant {
+    pub kind: InvariantKind,
+    pub block: u32,
+}
+
+/// No valid tree is deeper: a red-black tree of n < 2^15 nodes has height <= 2·log2(n + 1) < 30.
+const MAX_DEPTH: u32 = 32;
+
+fn broken(kind: InvariantKind, block: u32) -> Result<(), Invariant> {
+    Err(Invariant { kind, block })
+}
+
+impl Heap<'_> {
+    /// Checks every invariant; O(blocks + runs · log runs). For tests and debugging, not the frame loop.
+    pub fn check(&self) -> Result<(), Invariant> {
+        use InvariantKind::*;
+        if self.header(HDR_COUNT) != self.end - self.first {
+            return broken(Header, 0);
+        }
+        let root = self.root();
+        if root != NIL && !self.managed(root) {
+            return broken(NodeOutOfRange, root);
+        }
+        if self.is_red(root) {
+            return broken(RedRoot, root);
+        }
+        let mut nodes = 0;
+        self.check_subtree(root, NIL, 0, u32::MAX, 1, &mut nodes)?;
+
+        let mut b = self.first;
+        let mut runs = 0;
+        let mut free = 0;
+        while b < self.end {
+            if self.map_get(b) & USED_BIT != 0 {
+                let start = b;
+                while self.map_get(b) == USED {
+                    b += 1;
+                    if b == self.end {
+                        return broken(Unterminated, start);
+                    }
+                }
+                debug_assert!(self.map_get(b) == LAST);
+                b += 1;
+                continue;
+            }
+            let s = self.size(b);
+            if s == 0 || b + s > self.end {
+                return broken(BadSize, b);
+            }
+            let mut i = b + 1;
+            while i < b + s {
+                let code = self.map_get(i);
+                if code & USED_BIT != 0 {
+                    return broken(UsedInFreeRun, i);
+                }
+                if code == RED {
+                    return broken(StrayRed, i);
+                }
+                i += 1;
+            }
+            if self.size(b + s - 1) != s {
+                return broken(SizeCopy, b + s - 1);
+            }
+            if b + s < self.end && self.map_get(b + s) & USED_BIT == 0 {
+                return broken(FreeRunsTouch, b + s);
+            }
+            if !self.tree_has(b) {
+                return broken(RunNotInTree, b);
+            }
+            runs += 1;
+            free += s;
+            b += s;
+        }
+        let used = self.end - self.first - free;
+        if free != self.free_blocks || runs != self.free_runs || nodes != runs || self.peak_used < used {
+            return broken(Stats, 0);
+        }
+        Ok(())
+    }
+
+    fn managed(&self, b: u32) -> bool {
+        self.first <= b && b < self.end
+    }
+
+    /// Checks the subtree at `x` (child of `parent`, keys strictly between `lo` and `hi`, at `depth`), counts
+    /// its nodes, and returns its black height.
+    fn check_subtree(&self, x: u32, parent: u32, lo: u32, hi: u32, depth: u32, nodes: &mut u32) -> Result<u32, Invariant> {
+        use InvariantKind::*;
+        let fail = |kind| Err(Invariant { kind, block: x });
+        if x == NIL {
+            return Ok(1);
+        }
+        if !self.managed(x) {
+            return fail(NodeOutOfRange);
+        }
+        if depth > MAX_DEPTH {
+            return fail(Unbalanced);
+        }
+        if self.map_get(x) & USED_BIT != 0 {
+            return fail(NodeNotFree);
+        }
+        if x > self.first && self.map_get(x - 1) & USED_BIT == 0 {
+            return fail(NodeNotRunStart);
+        }
+        if self.parent(x) != parent {
+            return fail(ParentLink);
+        }
+        let k = self.key(x);
+        if k <= lo || k >= hi {
+            return fail(Order);
+        }
+        let red = self.is_red(x);
+        if red && self.is_red(parent) {
+            return fail(RedRed);
+        }
+        *nodes += 1;
+        let s = self.smaller(x);
+        let l = self.larger(x);
+        let hs = self.check_subtree(s, x, lo, k, depth + 1, nodes)?;
+        let hl = self.check_subtree(l, x, k, hi, depth + 1, nodes)?;
+        if hs != hl {
+            return fail(BlackHeight);
+        }
+        Ok(hs + if red { 0 } else { 1 })
+    }
+
+    /// Whether the node at `b` is in the tree, searched by its key (the tree is known to be ordered).
+    fn tree_has(&self, b: u32) -> bool {
+        let k = self.key(b);
+        let mut x = self.root();
+        while x != NIL {
+            let kx = self.key(x);
+            if kx == k {
+                return true;
+            }
+            x = if k < kx { self.smaller(x) } else { self.larger(x) };
+        }
+        false
+    }
+}

@@ -1,0 +1,152 @@
+//! The allocation map: two bits per managed block, four blocks a byte, lowest bits first. The map starts at a
+//! 4-aligned byte, so it is also read as `u32` words of 16 blocks each: a used run's codes are set or cleared a
+//! word at a time, and its end mark found with bit tricks on the whole word.
+
+use super::{Heap, MAP};
+
+/// A free block: inside a free run, or the first block of a free run whose tree node is black.
+pub(super) const FREE: u8 = 0b00;
+/// A used block that is not the last of its run.
+pub(super) const USED: u8 = 0b01;
+/// The first block of a free run whose tree node is red (the map's spare code holds the colour).
+pub(super) const RED: u8 = 0b10;
+/// The last block of a used run.
+pub(super) const LAST: u8 = 0b11;
+/// The bit that is set in both used codes.
+pub(super) const USED_BIT: u8 = 0b01;
+
+/// The low bit of every code in a map word: `USED` in all 16 blocks.
+const EVEN: u32 = 0x5555_5555;
+
+impl Heap<'_> {
+    /// The map code of managed block `b` (`first <= b < end`).
+    #[inline(always)]
+    pub(super) fn map_get(&self, b: u32) -> u8 {
+        let i = (b - self.first) as usize;
+        // SAFETY: b is a managed block, so byte i/4 of the map is below 8·first, inside the region.
+        let byte = unsafe { *self.base.add(MAP + (i >> 2)) };
+        (byte >> ((i & 3) << 1)) & 3
+    }
+
+    /// Sets the map code of managed block `b` (`first <= b < end`).
+    #[inline(always)]
+    pub(super) fn map_set(&mut self, b: u32, code: u8) {
+        let i = (b - self.first) as usize;
+        let shift = (i & 3) << 1;
+        // SAFETY: as in `map_get`; the heap owns the region, nothing else reads or writes the map.
+        unsafe {
+            let p = self.base.add(MAP + (i >> 2));
+            *p = (*p & !(3 << shift)) | (code << shift);
+        }
+    }
+
+    /// The map word holding managed block `b`'s code, and the shift of that code in it.
+    #[inline(always)]
+    fn map_word(&self, b: u32) -> (*mut u32, u32) {
+        let i = b - self.first;
+        // SAFETY: b is a managed block, so its map byte is inside the region (see `map_get`). The word around
+        // it is too: the map starts at the 4-aligned byte MAP and 8·first, the map's end bound, is a multiple
+        // of 4. The base is 8-aligned, so the word is aligned.
+        let p = unsafe { (self.base.add(MAP) as *mut u32).add((i >> 4) as usize) };
+        (p, (i & 15) << 1)
+    }
+
+    /// The map codes of managed block `b` and of the block before it, read from `b`'s map word when it holds
+    /// both; `LAST` stands for the map in front of the first block.
+    #[inline(always)]
+    pub(super) fn map_get_pair(&self, b: u32) -> (u8, u8) {
+        let (p, shift) = self.map_word(b);
+        // SAFETY: p is b's map word (see `map_word`); the word before it is read only when it holds block
+        // b-1's code, a managed block's.
+        unsafe {
+            let v = *p;
+            let code = (v >> shift) as u8 & 3;
+            let prev = if shift != 0 {
+                (v >> (shift - 2)) as u8 & 3
+            } else if b > self.first {
+                (*p.sub(1) >> 30) as u8
+            } else {
+                LAST
+            };
+            (code, prev)
+        }
+    }
+
+    /// Marks the `n >= 1` blocks from `b` as one used run: `USED`, …, `LAST`, whatever their codes were.
+    #[inline(always)]
+    pub(super) fn mark_used(&mut self, b: u32, n: u32) {
+        let (mut p, shift) = self.map_word(b);
+        let (last, last_shift) = self.map_word(b + n - 1);
+        // The bits of the run's blocks in the current word: from b's code on, then whole words.
+        let mut from = !0u32 << shift;
+        // SAFETY: p walks the map words from b's to the last block's, all managed (see `map_word`); nothing
+        // else accesses the map.
+        unsafe {
+            while p != last {
+                *p = (*p & !from) | (EVEN & from);
+                p = p.add(1);
+                from = !0;
+            }
+            let m = from & (!0u32 >> (30 - last_shift));
+            *p = (*p & !m) | (EVEN & m) | (2 << last_shift);
+        }
+    }
+
+    /// Clears the used run that starts at `b` to `FREE` through its end mark. Returns its last block `e` and
+    /// whether block `e + 1` is free (false at the end of the heap).
+    #[inline(always)]
+    pub(super) fn clear_used_run(&mut self, b: u32) -> (u32, bool) {
+        let (mut p, shift) = self.map_word(b);
+        let mut from = !0u32 << shift;
+        // SAFETY: p starts at b's map word and moves on only while no end mark is at or after b in it; the
+        // run's end mark is inside the heap (invariant 3), so every word read or written is a managed block's
+        // (see `map_word`). The word after the last one is read only when block e + 1 is managed.
+        unsafe {
+            let mut v = *p;
+            // The low bit of each `LAST` code (both bits set) at or after b.
+            let mut ends = v & (v >> 1) & EVEN & from;
+            // Whole words passed over.
+            let mut words = 0;
+            while ends == 0 {
+                *p = v & !from;
+                p = p.add(1);
+                words += 1;
+                v = *p;
+                from = !0;
+                ends = v & (v >> 1) & EVEN;
+            }
+            let low = ends & ends.wrapping_neg();
+            // Clear through both bits of the mark; `low << 2` wraps to 0 for the word's last code, and 0 - 1
+            // then keeps every bit.
+            let next = low << 2;
+            *p = v & !(from & next.wrapping_sub(1));
+            let e = b - (shift >> 1) + (words << 4) + code_index(low);
+            let next_free = e + 1 < self.end && if next != 0 { v & next == 0 } else { *p.add(1) & 1 == 0 };
+            (e, next_free)
+        }
+    }
+}
+
+/// Which of a map word's 16 codes has its low bit at `bit`, a single set bit at an even position. A binary
+/// search with plain compares: `trailing_zeros` would call a Thumb helper in ROM on ARMv4T.
+#[inline(always)]
+fn code_index(bit: u32) -> u32 {
+    let mut x = bit;
+    let mut k = 0;
+    if x > 0xFFFF {
+        k += 8;
+        x >>= 16;
+    }
+    if x > 0xFF {
+        k += 4;
+        x >>= 8;
+    }
+    if x > 0xF {
+        k += 2;
+        x >>= 4;
+    }
+    if x > 0x3 {
+        k += 1;
+    }
+    k
+}

@@ -1,0 +1,52 @@
+//! Heap statistics: counters kept by `alloc`/`free`, plus the largest free run read from the tree.
+
+use super::Heap;
+use super::tree::NIL;
+
+/// A snapshot of the heap's state; all sizes in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Bytes available for allocation (managed blocks × 8).
+    pub capacity: u32,
+    pub free_bytes: u32,
+    pub used_bytes: u32,
+    /// The largest single free run: the biggest request with alignment <= 8 that can succeed now.
+    pub largest_free: u32,
+    pub free_runs: u32,
+    /// Most bytes ever in use at once.
+    pub peak_used: u32,
+    /// Allocation requests refused (any [`HeapError`](super::HeapError)).
+    pub failed_requests: u32,
+    /// Frees refused (outside the heap, not a run start, double free).
+    pub bad_frees: u32,
+}
+
+impl Heap<'_> {
+    pub fn stats(&self) -> Stats {
+        let managed = self.end - self.first;
+        Stats {
+            capacity: managed * 8,
+            free_bytes: self.free_blocks * 8,
+            used_bytes: (managed - self.free_blocks) * 8,
+            largest_free: self.largest_free_blocks() * 8,
+            free_runs: self.free_runs,
+            peak_used: self.peak_used * 8,
+            failed_requests: self.failed,
+            bad_frees: self.bad_frees,
+        }
+    }
+
+    /// The size of the largest free run: the rightmost node holds the largest key. O(height).
+    fn largest_free_blocks(&self) -> u32 {
+        let mut x = self.root();
+        if x == NIL {
+            return 0;
+        }
+        let mut l = self.larger(x);
+        while l != NIL {
+            x = l;
+            l = self.larger(x);
+        }
+        self.size(x)
+    }
+}

@@ -1,0 +1,363 @@
+//! The red-black tree of free runs. Each node is the first block of its run: four `u16` fields (smaller child,
+//! larger child, parent, size); its colour is the run's first map code (`RED` or `FREE` = black). Nodes are
+//! ordered by the key `(size, block)`, packed as `size << 16 | block`, so keys are distinct and the leftmost
+//! run of a size is found first.
+
+use super::map::{FREE, RED};
+use super::{HDR_ROOT, Heap};
+
+/// "No node": block 0 holds the header, so it is never a free run.
+pub(super) const NIL: u32 = 0;
+
+/// Sides of a node: its children are at byte offset `2·side`.
+const SMALLER_SIDE: usize = 0;
+const LARGER_SIDE: usize = 1;
+/// Node field offsets within the block.
+const PARENT: usize = 4;
+/// Also the offset of the size copy in a run's last block.
+const SIZE: usize = 6;
+
+impl Heap<'_> {
+    #[inline(always)]
+    fn field(&self, b: u32, offset: usize) -> u32 {
+        // SAFETY: callers pass a managed block b, so the 8 bytes at base + 8·b are inside the region; base is
+        // 8-aligned, so the u16 at an even offset is aligned.
+        unsafe { *(self.base.add(b as usize * 8 + offset) as *const u16) as u32 }
+    }
+
+    #[inline(always)]
+    fn set_field(&mut self, b: u32, offset: usize, v: u32) {
+        // SAFETY: as in `field`; b is in a free run, which no allocation covers.
+        unsafe { *(self.base.add(b as usize * 8 + offset) as *mut u16) = v as u16 }
+    }
+
+    #[inline(always)]
+    fn child(&self, b: u32, side: usize) -> u32 {
+        self.field(b, 2 * side)
+    }
+    #[inline(always)]
+    pub(super) fn smaller(&self, b: u32) -> u32 {
+        self.child(b, SMALLER_SIDE)
+    }
+    #[inline(always)]
+    pub(super) fn larger(&self, b: u32) -> u32 {
+        self.child(b, LARGER_SIDE)
+    }
+    #[inline(always)]
+    pub(super) fn parent(&self, b: u32) -> u32 {
+        self.field(b, PARENT)
+    }
+    /// The size of the free run whose first or last block is `b`.
+    #[inline(always)]
+    pub(super) fn size(&self, b: u32) -> u32 {
+        self.field(b, SIZE)
+    }
+    #[inline(always)]
+    fn set_child(&mut self, b: u32, side: usize, v: u32) {
+        self.set_field(b, 2 * side, v)
+    }
+    #[inline(always)]
+    fn set_parent(&mut self, b: u32, v: u32) {
+        self.set_field(b, PARENT, v)
+    }
+    #[inline(always)]
+    pub(super) fn set_size(&mut self, b: u32, v: u32) {
+        self.set_field(b, SIZE, v)
+    }
+    #[inline(always)]
+    pub(super) fn root(&self) -> u32 {
+        self.header(HDR_ROOT)
+    }
+    #[inline(always)]
+    fn set_root(&mut self, b: u32) {
+        self.set_header(HDR_ROOT, b)
+    }
+    /// The node's key `(size, block)` as one number.
+    #[inline(always)]
+    pub(super) fn key(&self, b: u32) -> u32 {
+        (self.size(b) << 16) | b
+    }
+    /// NIL counts as black.
+    #[inline(always)]
+    pub(super) fn is_red(&self, b: u32) -> bool {
+        b != NIL && self.map_get(b) == RED
+    }
+    #[inline(always)]
+    fn set_red(&mut self, b: u32, red: bool) {
+        self.map_set(b, if red { RED } else { FREE })
+    }
+
+    /// The smallest free run with at least `want` blocks (lowest block among equal sizes unless an exact fit
+    /// is met first), or NIL; and the last node passed on the way that is too small, or NIL. When the run found
+    /// is larger than `want`, the walk went on to the end, and that node is the run's in-order predecessor:
+    /// the nodes after the run on the path are its smaller subtree's rightmost path, or if that is empty, the
+    /// path's last step to a larger child was from the predecessor.
+    #[inline(always)]
+    pub(super) fn best_fit(&self, want: u32) -> (u32, u32) {
+        let mut x = self.root();
+        let mut best = NIL;
+        let mut below = NIL;
+        while x != NIL {
+            let s = self.size(x);
+            if s < want {
+                below = x;
+                x = self.larger(x);
+            } else {
+                best = x;
+                if s == want {
+                    break;
+                }
+                x = self.smaller(x);
+            }
+        }
+        (best, below)
+    }
+
+    /// The node after `x` in key order, or NIL.
+    #[inline(always)]
+    pub(super) fn successor(&self, x: u32) -> u32 {
+        let mut y = self.larger(x);
+        if y != NIL {
+            let mut l = self.smaller(y);
+            while l != NIL {
+                y = l;
+                l = self.smaller(y);
+            }
+            return y;
+        }
+        let mut c = x;
+        let mut p = self.parent(x);
+        while p != NIL && self.larger(p) == c {
+            c = p;
+            p = self.parent(p);
+        }
+        p
+    }
+
+    /// Gives node `from`'s place in the tree, links and colour to the free run of `size` blocks at `to` (the
+    /// same block or another), and writes that run's size and size copy. The caller makes sure the new key
+    /// `(size, to)` still lies strictly between the keys of `from`'s neighbours in key order, so the tree stays
+    /// ordered with no rebalancing; `from`'s map code is left `FREE` when it is not `to`.
+    #[inline(always)]
+    pub(super) fn tree_replace(&mut self, from: u32, to: u32, size: u32) {
+        self.make_run(to, size);
+        if to == from {
+            return;
+        }
+        let p = self.parent(from);
+        // SAFETY: from and to are distinct managed blocks in free runs (see `field`); the child links are the
+        // first 4 bytes of the 8-aligned block, so both are one aligned u32.
+        unsafe {
+            let links = self.base.add(from as usize * 8) as *const u32;
+            *(self.base.add(to as usize * 8) as *mut u32) = *links;
+        }
+        self.set_parent(to, p);
+        self.replace_link(p, from, to);
+        let s = self.smaller(to);
+        if s != NIL {
+            self.set_parent(s, to);
+        }
+        let l = self.larger(to);
+        if l != NIL {
+            self.set_parent(l, to);
+        }
+        if self.is_red(from) {
+            self.map_set(from, FREE);
+            self.map_set(to, RED);
+        }
+    }
+
+    /// Points `p`'s link to its child `u` (or the root, when `p` is NIL) at `v`.
+    #[inline(always)]
+    fn replace_link(&mut self, p: u32, u: u32, v: u32) {
+        if p == NIL {
+            self.set_root(v);
+        } else if self.smaller(p) == u {
+            self.set_child(p, SMALLER_SIDE, v);
+        } else {
+            self.set_child(p, LARGER_SIDE, v);
+        }
+    }
+
+    /// Puts `u`'s parent's link (or the root) on `v`.
+    #[inline(always)]
+    fn replace_child(&mut self, u: u32, v: u32) {
+        let p = self.parent(u);
+        self.replace_link(p, u, v);
+        if v != NIL {
+            self.set_parent(v, p);
+        }
+    }
+
+    /// Rotation that moves `x` down to side `d` of its child from the other side, which takes `x`'s place.
+    /// (`d` = [`SMALLER_SIDE`]: the larger child rises.)
+    #[inline(always)]
+    fn rotate(&mut self, x: u32, d: usize) {
+        let y = self.child(x, 1 - d);
+        let mid = self.child(y, d);
+        self.set_child(x, 1 - d, mid);
+        if mid != NIL {
+            self.set_parent(mid, x);
+        }
+        self.replace_child(x, y);
+        self.set_child(y, d, x);
+        self.set_parent(x, y);
+    }
+
+    /// Inserts the free run at `z` (its size already written) and rebalances. Shared by alloc and free, so
+    /// not inlined; with the `iwram` feature it is ARM code in IWRAM like its callers.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_tree_insert"))]
+    pub(super) fn tree_insert(&mut self, z: u32) {
+        let k = self.key(z);
+        let mut p = NIL;
+        let mut x = self.root();
+        let mut d = SMALLER_SIDE;
+        while x != NIL {
+            p = x;
+            d = if k < self.key(x) { SMALLER_SIDE } else { LARGER_SIDE };
+            x = self.child(x, d);
+        }
+        self.set_child(z, SMALLER_SIDE, NIL);
+        self.set_child(z, LARGER_SIDE, NIL);
+        self.set_parent(z, p);
+        if p == NIL {
+            // The lone root: its code is FREE already, i.e. black.
+            self.set_root(z);
+            return;
+        }
+        self.set_child(p, d, z);
+        self.set_red(z, true);
+        // Fix red-red pairs upwards: recolour while the uncle is red, else one or two rotations end it. The
+        // root stays black throughout, so it needs no blackening at the end.
+        let mut z = z;
+        loop {
+            let p = self.parent(z);
+            if !self.is_red(p) {
+                return;
+            }
+            // p is red, so it is not the root and g exists; d is p's side under g.
+            let g = self.parent(p);
+            let d = if p == self.smaller(g) { SMALLER_SIDE } else { LARGER_SIDE };
+            let u = self.child(g, 1 - d);
+            if self.is_red(u) {
+                self.set_red(p, false);
+                self.set_red(u, false);
+                if self.parent(g) == NIL {
+                    return;
+                }
+                self.set_red(g, true);
+                z = g;
+                continue;
+            }
+            if z == self.child(p, 1 - d) {
+                self.rotate(p, d);
+                z = p;
+            }
+            let p = self.parent(z);
+            self.set_red(p, false);
+            self.set_red(g, true);
+            self.rotate(g, 1 - d);
+            return;
+        }
+    }
+
+    /// Unlinks the node `z` and rebalances; `z`'s map code is left `FREE`. Shared like `tree_insert`.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_tree_remove"))]
+    pub(super) fn tree_remove(&mut self, z: u32) {
+        let zs = self.smaller(z);
+        let zl = self.larger(z);
+        // x takes the place of the node that leaves its position; xp is x's parent afterwards (x may be NIL).
+        let x;
+        let xp;
+        let removed_black;
+        if zs == NIL || zl == NIL {
+            x = if zs == NIL { zl } else { zs };
+            xp = self.parent(z);
+            removed_black = !self.is_red(z);
+            self.replace_child(z, x);
+        } else {
+            // Two children: z's successor y (leftmost of the larger side) takes z's place and colour.
+            let mut y = zl;
+            let mut l = self.smaller(y);
+            while l != NIL {
+                y = l;
+                l = self.smaller(y);
+            }
+            removed_black = !self.is_red(y);
+            x = self.larger(y);
+            if y == zl {
+                xp = y;
+            } else {
+                xp = self.parent(y);
+                self.replace_child(y, x);
+                self.set_child(y, LARGER_SIDE, zl);
+                self.set_parent(zl, y);
+            }
+            self.replace_child(z, y);
+            self.set_child(y, SMALLER_SIDE, zs);
+            self.set_parent(zs, y);
+            let z_red = self.is_red(z);
+            self.set_red(y, z_red);
+        }
+        self.set_red(z, false);
+        if !removed_black {
+            return;
+        }
+        // A black node left the paths through x (child of xp): restore the black height. x is the root
+        // exactly when xp is NIL.
+        let mut x = x;
+        let mut xp = xp;
+        while xp != NIL && !self.is_red(x) {
+            // d is x's side; x is short one black, so its sibling w is a real node.
+            let d = if x == self.smaller(xp) { SMALLER_SIDE } else { LARGER_SIDE };
+            let mut w = self.child(xp, 1 - d);
+            if self.is_red(w) {
+                self.set_red(w, false);
+                self.set_red(xp, true);
+                self.rotate(xp, d);
+                w = self.child(xp, 1 - d);
+            }
+            if !self.is_red(self.smaller(w)) && !self.is_red(self.larger(w)) {
+                self.set_red(w, true);
+                x = xp;
+                xp = self.parent(x);
+                continue;
+            }
+            if !self.is_red(self.child(w, 1 - d)) {
+                let near = self.child(w, d);
+                self.set_red(near, false);
+                self.set_red(w, true);
+                self.rotate(w, 1 - d);
+                w = self.child(xp, 1 - d);
+            }
+            let xp_red = self.is_red(xp);
+            self.set_red(w, xp_red);
+            self.set_red(xp, false);
+            let far = self.child(w, 1 - d);
+            self.set_red(far, false);
+            self.rotate(xp, d);
+            // The rotation restored the black height: stop, and blacken the root below.
+            x = self.root();
+            break;
+        }
+        if x != NIL {
+            self.set_red(x, false);
+        }
+    }
+
+    /// Number of nodes on the longest root-to-leaf path (0 for an empty tree). Recursive: for tests and stats.
+    pub fn tree_height(&self) -> u32 {
+        self.height_below(self.root())
+    }
+
+    fn height_below(&self, b: u32) -> u32 {
+        if b == NIL {
+            return 0;
+        }
+        let s = self.height_below(self.smaller(b));
+        let l = self.height_below(self.larger(b));
+        1 + if s > l { s } else { l }
+    }
+}

@@ -1,0 +1,113 @@
+//! Host-only tests across the pool module: bookkeeping sizes and the long property runs.
+
+extern crate std;
+
+use core::mem::size_of;
+use std::println;
+
+use super::props;
+use super::{FlagPool, IndexPool, Packed18, Packed24, PtrPool};
+
+/// Bookkeeping bytes a slot: the pool's size minus the payload it stores, over the slot count.
+fn per_slot(pool: usize, payload: usize, slots: usize) -> f64 {
+    (pool - payload) as f64 / slots as f64
+}
+
+/// A `u32` index stack with the same live bits as the packed ones: what they are measured against.
+#[allow(dead_code)]
+struct U32Stack<const G: usize> {
+    entries: [[u32; 32]; G],
+    live: [u32; G],
+    top: u32,
+    fresh: u32,
+}
+
+#[test]
+fn sizes() {
+    type T = u32;
+    let p = size_of::<usize>();
+    println!("bookkeeping bytes per slot (host, {p}-byte pointers; T = u32):");
+    println!("{:<34} {:>10} {:>10}", "variant", "256 slots", "4096 slots");
+    let rows: [(&str, f64, f64); 8] = [
+        (
+            "IndexPool<T, u8, 256>",
+            per_slot(size_of::<IndexPool<T, u8, 256>>(), 256 * 4, 256),
+            f64::NAN,
+        ),
+        (
+            "IndexPool<T, u16, N>",
+            per_slot(size_of::<IndexPool<T, u16, 256>>(), 256 * 4, 256),
+            per_slot(size_of::<IndexPool<T, u16, 4096>>(), 4096 * 4, 4096),
+        ),
+        ("Packed24<N / 32>", per_slot(size_of::<Packed24<8>>(), 0, 256), per_slot(size_of::<Packed24<128>>(), 0, 4096)),
+        ("Packed18<N / 32>", per_slot(size_of::<Packed18<8>>(), 0, 256), per_slot(size_of::<Packed18<128>>(), 0, 4096)),
+        ("u32 stack (comparison)", per_slot(size_of::<U32Stack<8>>(), 0, 256), per_slot(size_of::<U32Stack<128>>(), 0, 4096)),
+        (
+            "PtrPool<'_, T, N>",
+            per_slot(size_of::<PtrPool<'_, T, 256>>(), 0, 256),
+            per_slot(size_of::<PtrPool<'_, T, 4096>>(), 0, 4096),
+        ),
+        (
+            "FlagPool<T, N>",
+            per_slot(size_of::<FlagPool<T, 256>>(), 256 * 4, 256),
+            per_slot(size_of::<FlagPool<T, 4096>>(), 4096 * 4, 4096),
+        ),
+        // The intrusive pool's list lives in the free slots; only its live bit and fixed header remain.
+        (
+            "IntrusivePool (live bit + header)",
+            0.125 + size_of::<super::IntrusivePool<'_>>() as f64 / 256.0,
+            0.125 + size_of::<super::IntrusivePool<'_>>() as f64 / 4096.0,
+        ),
+    ];
+    for (name, a, b) in rows {
+        // NaN: the variant does not come in that size (a `u8` pool has at most 256 slots).
+        let b = if b.is_nan() { std::string::String::from("-") } else { std::format!("{b:.3}") };
+        println!("{name:<34} {a:>10.3} {b:>10}");
+    }
+    // The packed stacks must beat plain u32 entries (with the same live bits) at both sizes: 3 and 2.25
+    // bytes an entry against 4, plus the same 1/8-byte live bit and an 8-byte header.
+    assert!(size_of::<Packed18<8>>() < size_of::<Packed24<8>>());
+    assert!(size_of::<Packed24<8>>() < size_of::<U32Stack<8>>());
+    assert_eq!(size_of::<Packed24<128>>(), 4096 * 3 + 4096 / 8 + 8);
+    assert_eq!(size_of::<Packed18<128>>(), 4096 * 9 / 4 + 4096 / 8 + 8);
+    assert_eq!(size_of::<U32Stack<128>>(), 4096 * 4 + 4096 / 8 + 8);
+    assert_eq!(size_of::<super::Handle<T, u8>>(), 2);
+}
+
+/// Runs every driver with several seeds, `scale` times its base op count (scaled by how slow a step is:
+/// the index pools compare 256-300 slots a step), and returns the total number of operations.
+fn all(scale: u32) -> u64 {
+    let mut total = 0;
+    for (name, driver) in props::ALL {
+        let (seeds, ops) = match name {
+            "index_pool_u8" | "index_pool_u16" => (4, 25 * scale),
+            "value_stack" => (4, 100 * scale),
+            // Seven seeds: one per slot size.
+            "intrusive" => (7, 20 * scale),
+            _ => (4, 50 * scale),
+        };
+        for seed in 1..=seeds {
+            if let Err(f) = driver(seed, ops) {
+                panic!("{name} seed {seed}: {f}");
+            }
+        }
+        println!("{name}: {} ops", seeds * ops);
+        total += (seeds * ops) as u64;
+    }
+    total
+}
+
+/// About two million operations: the default `cargo test` run.
+#[test]
+fn properties() {
+    let total = all(1_500);
+    println!("property ops in total: {total}");
+}
+
+/// Tens of millions: `cargo test --release -p stackshot-alloc -- --include-ignored`.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "release-speed: run with --release -- --include-ignored")]
+fn properties_long() {
+    let total = all(30_000);
+    println!("property ops in total (long): {total}");
+}

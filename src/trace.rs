@@ -1,0 +1,63 @@
+//! Allocation tracing: with the cargo feature `alloc-trace`, every allocate and free the game reports here is
+//! a line in mGBA's log; without it (the default) these functions are empty and inline to nothing, so the
+//! allocators' ARM fast paths are the same code either way.
+//!
+//! Call them beside the fast path, after it returns:
+//! ```ignore
+//! let r = scratch::heap_alloc(&mut heap, size, align);
+//! trace::heap_alloc(size, align, r);
+//! ```
+//! The lines read `alloc-trace: heap alloc 40 B align 4 -> 0x03001088`, `alloc-trace: heap free 0x03001088 ->
+//! ok`, `alloc-trace: pool BULLETS alloc -> 3` (or `-> full`), `alloc-trace: pool BULLETS free 3 -> DoubleFree`.
+
+use core::ptr::NonNull;
+use stackshot_alloc::heap::HeapError;
+use stackshot_alloc::pool::PoolError;
+
+/// A pool allocation: the slot index it returned, or `None` when the pool was full.
+#[inline(always)]
+pub fn pool_alloc(pool: &str, index: Option<usize>) {
+    #[cfg(feature = "alloc-trace")]
+    match index {
+        Some(i) => crate::info!("alloc-trace: pool {pool} alloc -> {i}"),
+        None => crate::info!("alloc-trace: pool {pool} alloc -> full"),
+    }
+    #[cfg(not(feature = "alloc-trace"))]
+    let _ = (pool, index);
+}
+
+/// A pool free of slot `index` and its outcome.
+#[inline(always)]
+pub fn pool_free(pool: &str, index: usize, result: Result<(), PoolError>) {
+    #[cfg(feature = "alloc-trace")]
+    match result {
+        Ok(()) => crate::info!("alloc-trace: pool {pool} free {index} -> ok"),
+        Err(e) => crate::info!("alloc-trace: pool {pool} free {index} -> {e:?}"),
+    }
+    #[cfg(not(feature = "alloc-trace"))]
+    let _ = (pool, index, result);
+}
+
+/// A heap allocation of `size` bytes aligned to `align`, and what it returned.
+#[inline(always)]
+pub fn heap_alloc(size: usize, align: usize, result: Result<NonNull<u8>, HeapError>) {
+    #[cfg(feature = "alloc-trace")]
+    match result {
+        Ok(p) => crate::info!("alloc-trace: heap alloc {size} B align {align} -> {:#010x}", p.as_ptr() as usize),
+        Err(e) => crate::info!("alloc-trace: heap alloc {size} B align {align} -> {e:?}"),
+    }
+    #[cfg(not(feature = "alloc-trace"))]
+    let _ = (size, align, result);
+}
+
+/// A heap free of `ptr`, and its outcome.
+#[inline(always)]
+pub fn heap_free(ptr: NonNull<u8>, result: Result<(), HeapError>) {
+    #[cfg(feature = "alloc-trace")]
+    match result {
+        Ok(()) => crate::info!("alloc-trace: heap free {:#010x} -> ok", ptr.as_ptr() as usize),
+        Err(e) => crate::info!("alloc-trace: heap free {:#010x} -> {e:?}", ptr.as_ptr() as usize),
+    }
+    #[cfg(not(feature = "alloc-trace"))]
+    let _ = (ptr, result);
+}

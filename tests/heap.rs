@@ -1,0 +1,120 @@
+//! The tree-heap on the GBA: the host's property drivers on a real 4 KB region in IWRAM, and the game's ARM
+//! fast paths (`stackshot::scratch`) on bad input.
+#![no_std]
+#![no_main]
+#![feature(custom_test_frameworks)]
+#![test_runner(stackshot::testing::run)]
+#![reexport_test_harness_main = "test_main"]
+stackshot::testing::test_main!();
+
+use core::ptr::NonNull;
+use stackshot::info;
+use stackshot::scratch::{heap_alloc, heap_free};
+use stackshot_alloc::heap::{Heap, HeapError, props};
+
+/// 4 KB in IWRAM (.bss), like the game's AI heap.
+#[repr(C, align(8))]
+struct Region([u8; 4096]);
+static mut REGION: Region = Region([0; 4096]);
+
+fn region() -> &'static mut [u8] {
+    // SAFETY: tests run one at a time and each takes the region afresh; no reference outlives its test.
+    unsafe { &mut (*(&raw mut REGION)).0 }
+}
+
+fn check_props(name: &str, result: Result<props::PropReport, props::PropFailure>) {
+    match result {
+        Ok(report) => info!(
+            "{name}: {} ops ({} allocs, {} frees, {} refused), up to {} live, {} free runs",
+            report.ops, report.allocs, report.frees, report.refused, report.max_live, report.max_free_runs
+        ),
+        Err(failure) => panic!("{name}: step {}: {:?}", failure.step, failure.what),
+    }
+}
+
+#[test_case]
+fn random_operations_match_the_model() {
+    check_props("random", props::random(region(), 0x6BA1, 1_500));
+}
+
+#[test_case]
+fn game_like_operations_match_the_model() {
+    check_props("game-like", props::game_like(region(), 0x6BA2, 1_500));
+}
+
+#[test_case]
+fn adversarial_operations_match_the_model_and_stay_balanced() {
+    let report = props::adversarial(region(), 0x6BA3, 1_500);
+    if let Ok(r) = &report {
+        // 2·log2(n + 1) is the red-black bound; a plain BST would be as tall as the number of runs.
+        let mut bound = 0;
+        while (1u32 << (bound / 2)) <= r.runs_at_max_height + 1 {
+            bound += 2;
+        }
+        assert!(r.max_height <= bound, "height {} for {} runs", r.max_height, r.runs_at_max_height);
+        info!("adversarial: tree height {} with {} free runs", r.max_height, r.runs_at_max_height);
+    }
+    check_props("adversarial", report);
+}
+
+#[test_case]
+fn overhead_of_a_4kb_heap_is_128_bytes() {
+    let heap = Heap::new(region()).unwrap();
+    let overhead = 4096 - heap.capacity();
+    info!("4 KB heap: {} bytes of header and map ({}.{:03}%)", overhead, overhead * 100 / 4096, overhead * 100_000 / 4096 % 1000);
+    assert_eq!(overhead, 128);
+    assert!(overhead * 1000 <= 32 * 4096, "over 3.2% of the buffer");
+}
+
+#[test_case]
+fn the_arm_fast_paths_reject_bad_input_and_keep_the_heap_intact() {
+    let mut heap = Heap::new(region()).unwrap();
+    let a = heap_alloc(&mut heap, 40, 4).unwrap();
+    let b = heap_alloc(&mut heap, 100, 64).unwrap();
+    assert_eq!(b.as_ptr() as usize % 64, 0);
+    assert_eq!(heap_alloc(&mut heap, 0, 4), Err(HeapError::ZeroSize));
+    assert_eq!(heap_alloc(&mut heap, 5000, 4), Err(HeapError::TooLarge));
+    assert_eq!(heap_alloc(&mut heap, 8, 3), Err(HeapError::BadAlign));
+    assert_eq!(heap_alloc(&mut heap, 8, 128), Err(HeapError::BadAlign));
+    let mut outside = 0u32;
+    assert_eq!(heap_free(&mut heap, NonNull::from(&mut outside).cast()), Err(HeapError::OutsideHeap));
+    // SAFETY: 8 bytes into a 40-byte allocation: still inside it.
+    let inside = unsafe { a.add(8) };
+    assert_eq!(heap_free(&mut heap, inside), Err(HeapError::NotRunStart));
+    heap.check().unwrap();
+    assert_eq!(heap_free(&mut heap, a), Ok(()));
+    assert_eq!(heap_free(&mut heap, a), Err(HeapError::DoubleFree));
+    heap.check().unwrap();
+    assert_eq!(heap_free(&mut heap, b), Ok(()));
+    let stats = heap.stats();
+    assert_eq!((stats.free_runs, stats.free_bytes as usize), (1, heap.capacity()));
+    heap.check().unwrap();
+}
+
+#[test_case]
+fn the_arm_fast_paths_fill_the_heap_and_give_it_all_back() {
+    let mut heap = Heap::new(region()).unwrap();
+    let mut ptrs = [None; 200];
+    let mut n = 0;
+    // Mixed sizes until one does not fit, then single blocks until nothing does.
+    while let Ok(p) = heap_alloc(&mut heap, 24 + 8 * (n % 5), 8) {
+        ptrs[n] = Some(p);
+        n += 1;
+    }
+    while let Ok(p) = heap_alloc(&mut heap, 8, 8) {
+        ptrs[n] = Some(p);
+        n += 1;
+    }
+    assert_eq!(heap.stats().free_bytes, 0, "{:?}", heap.stats());
+    assert_eq!(heap_alloc(&mut heap, 8, 8), Err(HeapError::OutOfMemory));
+    heap.check().unwrap();
+    // Every other first, then the rest: each free merges with one or two neighbours.
+    for step in [0, 1] {
+        for p in ptrs[..n].iter().skip(step).step_by(2) {
+            heap_free(&mut heap, p.unwrap()).unwrap();
+            heap.check().unwrap();
+        }
+    }
+    assert_eq!(heap.stats().free_runs, 1);
+    info!("filled with {n} allocations, freed and merged back into one run");
+}

@@ -1,0 +1,87 @@
+//! The stack pools on the GBA: the host's property drivers at a smaller scale, and the bullet pool's ARM fast
+//! paths (`stackshot::pools`) on a pool in IWRAM.
+#![no_std]
+#![no_main]
+#![feature(custom_test_frameworks)]
+#![test_runner(stackshot::testing::run)]
+#![reexport_test_harness_main = "test_main"]
+stackshot::testing::test_main!();
+
+use stackshot::info;
+use stackshot::pools::{pool_alloc, pool_free, pool_get_mut};
+use stackshot_alloc::pool::{IndexPool, PoolError, props};
+
+#[derive(Debug, PartialEq)]
+struct Bullet {
+    x: i16,
+    y: i16,
+}
+
+#[unsafe(link_section = ".iwram.test_bullets")]
+static mut BULLETS: IndexPool<Bullet, u8, 256> = IndexPool::new(1);
+static mut OTHER: IndexPool<Bullet, u8, 4> = IndexPool::new(2);
+
+fn pools() -> (&'static mut IndexPool<Bullet, u8, 256>, &'static mut IndexPool<Bullet, u8, 4>) {
+    // SAFETY: tests run one at a time and every test that takes these references leaves the pools empty; no
+    // reference outlives its test.
+    unsafe { (&mut *(&raw mut BULLETS), &mut *(&raw mut OTHER)) }
+}
+
+#[test_case]
+fn every_property_driver_matches_its_model() {
+    let mut total = 0;
+    for (name, driver) in props::ALL {
+        let ops = 400;
+        if let Err(failure) = driver(0x5EED, ops) {
+            panic!("{name}: {failure}");
+        }
+        total += ops;
+    }
+    info!("{} drivers, {total} operations, each checked against its model", props::ALL.len());
+}
+
+#[test_case]
+fn the_bullet_pool_lives_in_iwram() {
+    let (bullets, _) = pools();
+    let address = bullets as *const _ as usize;
+    assert!((0x0300_0000..0x0300_8000).contains(&address), "BULLETS is at {address:#010x}");
+    let fast_path = pool_alloc::<Bullet, 256> as usize;
+    assert!((0x0300_0000..0x0300_8000).contains(&fast_path), "pool_alloc is at {fast_path:#010x}");
+    assert_eq!(fast_path & 1, 0, "pool_alloc is Thumb code");
+}
+
+#[test_case]
+fn the_fast_paths_fill_use_and_empty_the_pool() {
+    let (bullets, _) = pools();
+    let mut handles = [None; 256];
+    for (i, slot) in handles.iter_mut().enumerate() {
+        *slot = pool_alloc(bullets, Bullet { x: i as i16, y: 0 });
+        assert!(slot.is_some(), "allocation {i} failed");
+    }
+    assert!(pool_alloc(bullets, Bullet { x: 0, y: 0 }).is_none(), "a full pool handed out a slot");
+    for handle in handles.iter().flatten() {
+        pool_get_mut(bullets, *handle).unwrap().y += 7;
+    }
+    assert_eq!(bullets.iter().filter(|(_, b)| b.y == 7).count(), 256);
+    for (i, handle) in handles.iter().enumerate() {
+        assert_eq!(pool_free(bullets, handle.unwrap()), Ok(Bullet { x: i as i16, y: 7 }));
+    }
+    assert!(bullets.is_empty());
+    bullets.check().unwrap();
+}
+
+#[test_case]
+fn bad_frees_are_reported_and_change_nothing() {
+    let (bullets, other) = pools();
+    let a = pool_alloc(bullets, Bullet { x: 1, y: 2 }).unwrap();
+    let foreign = pool_alloc(other, Bullet { x: 3, y: 4 }).unwrap();
+    assert_eq!(pool_free(bullets, a), Ok(Bullet { x: 1, y: 2 }));
+    assert_eq!(pool_free(bullets, a), Err(PoolError::DoubleFree));
+    assert_eq!(pool_get_mut(bullets, a).err(), Some(PoolError::Dangling));
+    // A handle of the 4-slot pool, cast to the bullet pool's type: its pool id gives it away.
+    let disguised = stackshot_alloc::pool::Handle::from_raw(foreign.index(), foreign.pool());
+    assert_eq!(pool_free(bullets, disguised), Err(PoolError::ForeignHandle));
+    assert!(bullets.is_empty());
+    bullets.check().unwrap();
+    assert_eq!(pool_free(other, foreign), Ok(Bullet { x: 3, y: 4 }));
+}

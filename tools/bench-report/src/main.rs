@@ -1,0 +1,123 @@
+//! `bench-report ROM OUT.md CHART.png`: runs the benchmark ROM until it prints `@@done`, then writes its tables
+//! as Markdown and its chart as a PNG, and prints the tables.
+//!
+//! The ROM's lines (besides the `@@panic` and `@@done` of every StackShot ROM):
+//! - `@@table ID|TITLE|COLUMN|COLUMN...` starts a table;
+//! - `@@row ID|CELL|CELL...` adds a row to it;
+//! - `@@note ID|TEXT` adds a paragraph under it;
+//! - `@@bar CATEGORY|SERIES|CYCLES` adds a bar to the chart (bars grouped by category, one colour a series).
+
+mod chart;
+
+use harness::emulator::Emulator;
+use harness::protocol::Message;
+use std::fmt::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The benchmark ROM may run for this many frames (about 10 minutes of GBA time) before it counts as hung.
+const FRAME_LIMIT: u64 = 36_000;
+
+#[derive(Default)]
+struct Table {
+    id: String,
+    title: String,
+    columns: Vec<String>,
+    rows: Vec<Vec<String>>,
+    notes: Vec<String>,
+}
+
+pub struct Bar {
+    pub category: String,
+    pub series: String,
+    pub cycles: f64,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [rom, markdown, png] = args.as_slice() else {
+        eprintln!("usage: bench-report ROM OUT.md CHART.png");
+        return ExitCode::from(2);
+    };
+    match run(Path::new(rom), Path::new(markdown), Path::new(png)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench-report: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(rom: &Path, markdown: &Path, png: &Path) -> Result<(), String> {
+    let (tables, bars) = collect(rom)?;
+    let mut text = String::from("# Benchmarks\n\n");
+    text += "Measured by `make bench`: the benchmark ROM (`bench/`) runs in the headless mGBA harness, which models \
+             the GBA's ARM7TDMI at 16.78 MHz with its memory wait states; every figure is a count of CPU cycles or \
+             bytes, exactly reproducible. The ROM is built with `opt-level = 3`, LTO, and the GBATEK-recommended \
+             wait states (ROM 3/1 with prefetch). Each table says what ran as ARM in IWRAM and what as Thumb in ROM.\n\n";
+    let chart_name = png.file_name().and_then(|n| n.to_str()).unwrap_or("benchmarks.png");
+    writeln!(text, "![median cycles per operation]({chart_name})\n").unwrap();
+    for table in &tables {
+        text += &render(table);
+    }
+    std::fs::write(markdown, &text).map_err(|e| format!("{}: {e}", markdown.display()))?;
+    chart::draw(png, &bars)?;
+    print!("{text}");
+    println!("wrote {} and {}", markdown.display(), png.display());
+    Ok(())
+}
+
+fn collect(rom: &Path) -> Result<(Vec<Table>, Vec<Bar>), String> {
+    let mut emu = Emulator::open(rom)?;
+    let mut tables: Vec<Table> = Vec::new();
+    let mut bars = Vec::new();
+    while emu.frames() < FRAME_LIMIT {
+        emu.run_frame();
+        for line in emu.take_log() {
+            let text = line.text;
+            match Message::parse(&text) {
+                Message::Done => return Ok((tables, bars)),
+                Message::Panic(message) => return Err(format!("the benchmark ROM panicked {message}")),
+                _ => {}
+            }
+            let Some((kind, rest)) = text.strip_prefix("@@").and_then(|t| t.split_once(' ')) else {
+                eprintln!("    | {text}");
+                continue;
+            };
+            let fields: Vec<String> = rest.split('|').map(str::to_string).collect();
+            let table = |tables: &mut Vec<Table>, id: &str| tables.iter_mut().position(|t| t.id == id);
+            match (kind, fields.as_slice()) {
+                ("table", [id, title, columns @ ..]) => {
+                    tables.push(Table { id: id.clone(), title: title.clone(), columns: columns.to_vec(), ..Table::default() })
+                }
+                ("row", [id, cells @ ..]) => {
+                    let i = table(&mut tables, id).ok_or_else(|| format!("a row for unknown table {id}"))?;
+                    tables[i].rows.push(cells.to_vec());
+                }
+                ("note", [id, note]) => {
+                    let i = table(&mut tables, id).ok_or_else(|| format!("a note for unknown table {id}"))?;
+                    tables[i].notes.push(note.clone());
+                }
+                ("bar", [category, series, cycles]) => bars.push(Bar {
+                    category: category.clone(),
+                    series: series.clone(),
+                    cycles: cycles.parse().map_err(|_| format!("bad bar value in `{text}`"))?,
+                }),
+                _ => return Err(format!("cannot read `{text}`")),
+            }
+        }
+    }
+    Err(format!("no @@done within {FRAME_LIMIT} frames"))
+}
+
+fn render(table: &Table) -> String {
+    let mut out = format!("## {}\n\n| {} |\n|{}\n", table.title, table.columns.join(" | "), " --- |".repeat(table.columns.len()));
+    for row in &table.rows {
+        writeln!(out, "| {} |", row.join(" | ")).unwrap();
+    }
+    for note in &table.notes {
+        write!(out, "\n{note}\n").unwrap();
+    }
+    out.push('\n');
+    out
+}

@@ -1,0 +1,453 @@
+"""StackShot's allocator state in gdb: `pool`, `heap`, `heap check`, and a pretty-printer for pool handles.
+
+Loaded by tools/gdb/init.gdb. Rust structs (`IndexPool`, `Heap`, `Handle`) are read by field name through the
+ELF's DWARF, never at fixed offsets: a renamed field is an error naming it, and a moved one is simply followed.
+The tree-heap's in-region encoding is its documented on-memory format, decoded from the region's bytes with the
+constants below (crates/stackshot-alloc/src/heap/mod.rs, "Layout", and heap/map.rs, heap/tree.rs).
+
+  pool [EXPR]         an IndexPool (an expression: `pool BULLETS`), or every static IndexPool
+  heap [EXPR]         a Heap (or &Heap, Option<Heap>, LockedHeap), or every static one
+  heap check [EXPR]   the crate's invariants (Heap::check) re-done on memory: `ok` or `Kind at block N`
+"""
+
+import re
+import struct
+
+import gdb
+import gdb.printing
+
+# --- The heap's on-memory format (crates/stackshot-alloc/src/heap/mod.rs). -----------------------------------
+BLOCK = 8  # bytes a block; block b is at base + 8*b
+HDR_COUNT = 0  # u16: managed blocks
+HDR_ROOT = 2  # u16: block of the tree's root, 0 = empty
+MAP = 4  # the map's first byte: 2 bits a managed block, 4 blocks a byte, low bits first
+NODE_SMALLER, NODE_LARGER, NODE_PARENT, NODE_SIZE = 0, 2, 4, 6  # u16 fields of a free run's first block
+FREE, USED, RED, LAST = 0b00, 0b01, 0b10, 0b11  # map codes (heap/map.rs)
+USED_BIT = 0b01
+NIL = 0
+MAX_DEPTH = 32  # heap/check.rs: no valid tree is deeper
+
+POOL_TYPE = "stackshot_alloc::pool::index::IndexPool<"
+HEAP_TYPE = "stackshot_alloc::heap::Heap"
+LOCKED_HEAP_TYPE = "stackshot_alloc::heap::adapter::LockedHeap"
+HANDLE_TYPE = "stackshot_alloc::pool::handle::Handle<"
+
+
+class StateError(gdb.GdbError):
+    pass
+
+
+def field(value, name):
+    """value.name, or an error saying the script no longer matches the crate's struct."""
+    try:
+        return value[name]
+    except gdb.error:
+        raise StateError("stackshot.py: %s has no field `%s`; update tools/gdb/stackshot.py" % (value.type, name))
+
+
+def deref(value):
+    while value.type.strip_typedefs().code in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
+        value = value.dereference()
+    return value
+
+
+def find_inner(value, prefixes, depth=0):
+    """The value whose type starts with one of `prefixes`, found through references, `Option::Some` and wrapper
+    structs (UnsafeCell, MaybeUninit, LockedHeap...); None if there is none (e.g. an `Option::None`)."""
+    value = deref(value)
+    name = str(value.type.strip_typedefs())
+    if name.startswith(prefixes):
+        return value
+    t = value.type.strip_typedefs()
+    if depth > 6 or t.code not in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
+        return None
+    for f in t.fields():
+        if f.name is None or f.name == "None" or "PhantomData" in str(f.type):
+            continue
+        try:
+            inner = find_inner(value[f.name], prefixes, depth + 1)
+        except gdb.error:
+            continue  # an enum's inactive variant
+        if inner is not None:
+            return inner
+    return None
+
+
+def slot_value(value):
+    """A `MaybeUninit<T>`'s T (through ManuallyDrop and MaybeDangling)."""
+    while str(value.type.strip_typedefs()).startswith("core::mem::"):
+        names = [f.name for f in value.type.strip_typedefs().fields()]
+        value = value["value" if "value" in names else "__0"]
+    return value
+
+
+def uint(value):
+    return int(value.cast(gdb.lookup_type("usize"))) if value.type.code == gdb.TYPE_CODE_PTR else int(value)
+
+
+# --- Finding the statics: every variable of every compilation unit, found through the ELF's functions. ---------
+_statics = {}
+
+
+def _function_addresses(path):
+    data = open(path, "rb").read()
+    if data[:5] != b"\x7fELF\x01":
+        raise StateError("stackshot.py: %s is not a 32-bit ELF" % path)
+    shoff = struct.unpack_from("<I", data, 0x20)[0]
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x2E)
+    for i in range(shnum):
+        _, kind, _, _, off, size = struct.unpack_from("<6I", data, shoff + i * shentsize)
+        if kind == 2:  # SHT_SYMTAB: 16-byte entries
+            for k in range(size // 16):
+                _, addr, _, info, _, _ = struct.unpack_from("<IIIBBH", data, off + 16 * k)
+                if info & 0xF == 2:  # STT_FUNC
+                    yield addr & ~1
+
+
+def statics():
+    """(name, gdb.Symbol) of every global or static variable with debug info, in a stable order."""
+    for objfile in gdb.objfiles():
+        if objfile.filename in _statics or not objfile.filename:
+            continue
+        seen, found = set(), {}
+        for addr in _function_addresses(objfile.filename):
+            symtab = gdb.find_pc_line(addr).symtab
+            if symtab is None or symtab.fullname() in seen:
+                continue
+            seen.add(symtab.fullname())
+            for block in (symtab.global_block(), symtab.static_block()):
+                for sym in block:
+                    if sym.is_variable and "{vtable" not in sym.name:
+                        found[sym.name] = sym
+        _statics[objfile.filename] = sorted(found.items())
+    return [item for items in _statics.values() for item in items]
+
+
+def statics_of(prefixes, holders=()):
+    """The statics of a type that names one of `prefixes` or `holders`, with the value inside whose type starts
+    with one of `prefixes` (None for an empty `Option`): [(name, value)]."""
+    out = []
+    for name, sym in statics():
+        if any(p in str(sym.type) for p in prefixes + holders):
+            value = find_inner(sym.value(), prefixes)
+            out.append((name, value))
+    return out
+
+
+def evaluate(expr):
+    """A gdb expression; a bare static name also finds a static in a module (`BULLETS` for `game::BULLETS`),
+    since Rust statics are only known to gdb by their path."""
+    try:
+        return gdb.parse_and_eval(expr)
+    except gdb.error:
+        named = [sym for name, sym in statics() if name == expr.strip() or name.endswith("::" + expr.strip())]
+        if len(named) != 1:
+            raise
+        return named[0].value()
+
+
+def targets(arg, prefixes, what, holders=()):
+    if arg.strip():
+        value = find_inner(evaluate(arg), prefixes)
+        if value is None:
+            raise StateError("%s is not (and does not hold) a %s" % (arg, what))
+        return [(arg.strip(), value)]
+    found = statics_of(prefixes, holders)
+    if not found:
+        raise StateError("no static %s in this program; give an expression" % what)
+    return found
+
+
+# --- Pools. -------------------------------------------------------------------------------------------------
+class Pool:
+    """An IndexPool read through DWARF: `stack[..free]` free (top = stack[free-1]), `stack[free..]` live."""
+
+    def __init__(self, value):
+        self.value = value
+        self.stack = field(value, "stack")
+        self.capacity = self.stack.type.strip_typedefs().range()[1] + 1
+        self.free = int(field(value, "free"))
+        self.id = int(field(value, "id"))
+        self.slots = field(value, "slots")
+
+    def free_stack(self):
+        return [int(self.stack[k]) for k in range(min(self.free, self.capacity) - 1, -1, -1)]
+
+    def live(self):
+        return [int(self.stack[k]) for k in range(min(self.free, self.capacity), self.capacity)]
+
+    def is_live(self, slot):
+        return int(field(self.value, "pos")[slot]) >= self.free
+
+    def object(self, slot):
+        return slot_value(self.slots[slot])
+
+
+class PoolCommand(gdb.Command):
+    """pool [EXPR]: an IndexPool's capacity, use, free stack (top first) and live handles; every static pool
+    without EXPR."""
+
+    def __init__(self):
+        super().__init__("pool", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, arg, from_tty):
+        for name, value in targets(arg, (POOL_TYPE,), "IndexPool"):
+            if value is None:
+                print("pool %s: not initialised" % name)
+                continue
+            p = Pool(value)
+            print("pool %s: %s, id %d" % (name, value.type.strip_typedefs(), p.id))
+            print("  capacity %d, in use %d, free %d, peak: not tracked (IndexPool keeps no peak counter)"
+                  % (p.capacity, p.capacity - p.free, p.free))
+            print("  free stack, top first: %s" % " ".join(str(s) for s in p.free_stack()))
+            live = p.live()
+            print("  live handles (%d):" % len(live))
+            for slot in live:
+                print("    [%d] %s" % (slot, p.object(slot)))
+
+
+class HandlePrinter:
+    """`print bullet`: the handle's slot and pool id, and the object it names in the static pool with that id."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def to_string(self):
+        slot = int(field(self.value, "index"))
+        pool_id = int(field(self.value, "pool"))
+        of = self.value.type.strip_typedefs().template_argument(0)
+        head = "Handle(slot %d, pool %d)" % (slot, pool_id)
+        for name, value in statics_of((POOL_TYPE,)):
+            if value is None or str(value.type.strip_typedefs().template_argument(0)) != str(of):
+                continue
+            p = Pool(value)
+            if p.id != pool_id:
+                continue
+            if slot >= p.capacity:
+                return "%s -> out of range of %s (capacity %d)" % (head, name, p.capacity)
+            if not p.is_live(slot):
+                return "%s -> %s[%d] is free: dangling" % (head, name, slot)
+            return "%s -> %s[%d] = %s" % (head, name, slot, p.object(slot))
+        return "%s -> no static pool of %s with id %d" % (head, of, pool_id)
+
+
+# --- The heap. ----------------------------------------------------------------------------------------------
+class HeapImage:
+    """A Heap's counters (through DWARF) and its region's bytes (decoded with the documented format)."""
+
+    def __init__(self, value):
+        self.base = uint(field(value, "base"))
+        self.first = int(field(value, "first"))
+        self.end = int(field(value, "end"))
+        self.free_blocks = int(field(value, "free_blocks"))
+        self.free_runs = int(field(value, "free_runs"))
+        self.peak_used = int(field(value, "peak_used"))
+        self.failed = int(field(value, "failed"))
+        self.bad_frees = int(field(value, "bad_frees"))
+        self.mem = bytes(gdb.selected_inferior().read_memory(self.base, self.end * BLOCK))
+
+    def u16(self, offset):
+        return struct.unpack_from("<H", self.mem, offset)[0]
+
+    def code(self, b):
+        i = b - self.first
+        return (self.mem[MAP + i // 4] >> (2 * (i % 4))) & 3
+
+    def node(self, b, offset):
+        return self.u16(b * BLOCK + offset)
+
+    def size(self, b):
+        return self.node(b, NODE_SIZE)
+
+    def key(self, b):
+        return (self.size(b) << 16) | b
+
+    def managed(self, b):
+        return self.first <= b < self.end
+
+    def is_red(self, b):
+        return b != NIL and self.code(b) == RED
+
+    def runs(self):
+        """(kind, start, blocks) in block order, read from the map as the allocator reads it: a used run ends at
+        `11`, a free run's length is its node's size (clamped to the heap when the size is broken)."""
+        out, b = [], self.first
+        while b < self.end:
+            start = b
+            if self.code(b) & USED_BIT:
+                while b < self.end - 1 and self.code(b) == USED:
+                    b += 1
+                out.append(("used", start, b + 1 - start))
+                b += 1
+            else:
+                n = max(1, min(self.size(b), self.end - b))
+                out.append(("free", start, n))
+                b += n
+        return out
+
+    def tree_lines(self):
+        lines = []
+
+        def walk(x, side, depth, seen):
+            if x == NIL:
+                return
+            pad = "  " * depth
+            if not self.managed(x) or x in seen or depth > MAX_DEPTH:
+                lines.append("%s%s%d: (bad link)" % (pad, side, x))
+                return
+            seen.add(x)
+            colour = "red" if self.code(x) == RED else "black"
+            lines.append("%s%s%d: size %d, %s" % (pad, side, x, self.size(x), colour))
+            walk(self.node(x, NODE_SMALLER), "< ", depth + 1, seen)
+            walk(self.node(x, NODE_LARGER), "> ", depth + 1, seen)
+
+        walk(self.u16(HDR_ROOT), "", 0, set())
+        return lines
+
+    def largest_free(self):
+        x = self.u16(HDR_ROOT)
+        if x == NIL:
+            return 0
+        while self.node(x, NODE_LARGER) != NIL:
+            x = self.node(x, NODE_LARGER)
+        return self.size(x)
+
+    def check(self):
+        """Heap::check (heap/check.rs) on these bytes, in the same order: None or (kind, block)."""
+        if self.u16(HDR_COUNT) != self.end - self.first:
+            return ("Header", 0)
+        root = self.u16(HDR_ROOT)
+        if root != NIL and not self.managed(root):
+            return ("NodeOutOfRange", root)
+        if self.is_red(root):
+            return ("RedRoot", root)
+        nodes = [0]
+        broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, nodes)
+        if isinstance(broken, tuple):
+            return broken
+        b, runs, free = self.first, 0, 0
+        while b < self.end:
+            if self.code(b) & USED_BIT:
+                start = b
+                while self.code(b) == USED:
+                    b += 1
+                    if b == self.end:
+                        return ("Unterminated", start)
+                b += 1
+                continue
+            s = self.size(b)
+            if s == 0 or b + s > self.end:
+                return ("BadSize", b)
+            for i in range(b + 1, b + s):
+                c = self.code(i)
+                if c & USED_BIT:
+                    return ("UsedInFreeRun", i)
+                if c == RED:
+                    return ("StrayRed", i)
+            if self.size(b + s - 1) != s:
+                return ("SizeCopy", b + s - 1)
+            if b + s < self.end and self.code(b + s) & USED_BIT == 0:
+                return ("FreeRunsTouch", b + s)
+            if not self.tree_has(b):
+                return ("RunNotInTree", b)
+            runs += 1
+            free += s
+            b += s
+        used = self.end - self.first - free
+        if free != self.free_blocks or runs != self.free_runs or nodes[0] != runs or self.peak_used < used:
+            return ("Stats", 0)
+        return None
+
+    def check_subtree(self, x, parent, lo, hi, depth, nodes):
+        """The black height of the subtree at x, or the (kind, block) of the first broken invariant."""
+        if x == NIL:
+            return 1
+        if not self.managed(x):
+            return ("NodeOutOfRange", x)
+        if depth > MAX_DEPTH:
+            return ("Unbalanced", x)
+        if self.code(x) & USED_BIT:
+            return ("NodeNotFree", x)
+        if x > self.first and self.code(x - 1) & USED_BIT == 0:
+            return ("NodeNotRunStart", x)
+        if self.node(x, NODE_PARENT) != parent:
+            return ("ParentLink", x)
+        k = self.key(x)
+        if k <= lo or k >= hi:
+            return ("Order", x)
+        red = self.is_red(x)
+        if red and self.is_red(parent):
+            return ("RedRed", x)
+        nodes[0] += 1
+        hs = self.check_subtree(self.node(x, NODE_SMALLER), x, lo, k, depth + 1, nodes)
+        if isinstance(hs, tuple):
+            return hs
+        hl = self.check_subtree(self.node(x, NODE_LARGER), x, k, hi, depth + 1, nodes)
+        if isinstance(hl, tuple):
+            return hl
+        if hs != hl:
+            return ("BlackHeight", x)
+        return hs + (0 if red else 1)
+
+    def tree_has(self, b):
+        k, x = self.key(b), self.u16(HDR_ROOT)
+        while x != NIL:
+            kx = self.key(x)
+            if kx == k:
+                return True
+            x = self.node(x, NODE_SMALLER if k < kx else NODE_LARGER)
+        return False
+
+
+def format_runs(runs, per_line=6):
+    cells = ["[%s %d @%d]" % (kind, blocks, start) for kind, start, blocks in runs]
+    return ["  " + "".join(cells[i:i + per_line]) for i in range(0, len(cells), per_line)]
+
+
+class HeapCommand(gdb.Command):
+    """heap [EXPR]: a tree-heap's header, allocation map as runs, free tree and statistics (every static heap
+    without EXPR). heap check [EXPR]: its invariants, as Heap::check, decoded from memory."""
+
+    def __init__(self):
+        super().__init__("heap", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, arg, from_tty):
+        words = arg.split(None, 1)
+        checking = bool(words) and words[0] == "check"
+        if checking:
+            arg = words[1] if len(words) > 1 else ""
+        for name, value in targets(arg, (HEAP_TYPE,), "Heap", (LOCKED_HEAP_TYPE,)):
+            if value is None:
+                print("heap %s: not initialised" % name)
+                continue
+            h = HeapImage(value)
+            if checking:
+                broken = h.check()
+                print("heap check %s: %s" % (name, "ok" if broken is None else "%s at block %d" % broken))
+                continue
+            managed = h.end - h.first
+            print("heap %s: base %#010x, blocks %d..%d (%d managed, %d B)"
+                  % (name, h.base, h.first, h.end, managed, managed * BLOCK))
+            print("header: count %d, root %d" % (h.u16(HDR_COUNT), h.u16(HDR_ROOT)))
+            print("map (kind, blocks @ first block):")
+            for line in format_runs(h.runs()):
+                print(line)
+            print("free tree (block: size in blocks, colour; < smaller, > larger):")
+            for line in h.tree_lines() or ["  (empty)"]:
+                print("  " + line)
+            free = h.free_blocks * BLOCK
+            print("stats: capacity %d B, used %d B, free %d B in %d runs, largest free %d B, peak %d B, "
+                  "failed requests %d, bad frees %d"
+                  % (managed * BLOCK, managed * BLOCK - free, free, h.free_runs, h.largest_free() * BLOCK,
+                     h.peak_used * BLOCK, h.failed, h.bad_frees))
+
+
+def printers():
+    pp = gdb.printing.RegexpCollectionPrettyPrinter("stackshot")
+    pp.add_printer("Handle", "^" + re.escape(HANDLE_TYPE), HandlePrinter)
+    return pp
+
+
+PoolCommand()
+HeapCommand()
+gdb.printing.register_pretty_printer(None, printers(), replace=True)
