@@ -6,7 +6,7 @@ ELF := target/thumbv4t-none-eabi/release/stackshot
 ROM := target/stackshot.gba
 LOG := target/test.log
 
-.PHONY: all rom run test setup
+.PHONY: all rom run test bench setup debug fixture
 all: rom
 
 setup:
@@ -21,12 +21,28 @@ rom: setup
 run: rom
 	tools/play $(ROM)
 
+# gdb on the game (or `make debug DEBUG_ELF=...`), served by the headless harness on 127.0.0.1:2345 only, with the
+# allocator commands of tools/gdb/ loaded. The release ELF: the code players run, with full debug info.
+DEBUG_ELF ?= $(ELF)
+debug: rom
+	tools/debug $(DEBUG_ELF)
+
+# The allocator-state fixture ROM the gdb and overlay tests run (examples/alloc_state.rs).
+fixture: setup
+	cargo build --release --example alloc_state
+
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate. The last line adds up every `test result:` line.
-test: rom
+test: rom fixture
 	@mkdir -p target && rm -f $(LOG)
 	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
 	rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests 2>&1 | tee -a $(LOG)
 	cd tools && cargo test --release --workspace --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	cd tools && cargo test --release -p stackshot-alloc --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)
+
+# The benchmark ROM (bench/) in the harness: tables and a chart in docs/, every figure in CPU cycles or bytes.
+bench: setup
+	cargo build --release -p stackshot-bench
+	cd tools && cargo build --release -p bench-report
+	tools/target/x86_64-unknown-linux-gnu/release/bench-report target/thumbv4t-none-eabi/release/stackshot-bench docs/benchmarks.md docs/benchmarks.png

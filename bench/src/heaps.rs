@@ -3,11 +3,11 @@
 
 use crate::report;
 use crate::stats::Samples;
-use crate::traces::{MAX_LIVE, Op, Trace};
+use crate::traces::{self, MAX_LIVE, Trace};
 use core::alloc::Layout;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use stackshot::cycles::OpTimer;
+use crate::timing::{Op, Timer};
 use stackshot_alloc::rng::Rng;
 
 pub const REGION_BYTES: usize = 4096;
@@ -19,8 +19,8 @@ pub struct Region(pub [MaybeUninit<u8>; REGION_BYTES]);
 /// One allocator under test, built fresh over the region for every run.
 pub trait Subject {
     const NAME: &'static str;
-    /// Where its code runs, as the tables say it.
-    const BUILD: &'static str;
+    /// True for ARM code in IWRAM, false for Thumb code in ROM: it is timed from a caller of the same build.
+    const ARM: bool;
     /// Bytes of bookkeeping outside the region (its struct).
     const STRUCT_BYTES: usize;
     fn new(region: &'static mut Region) -> Self;
@@ -35,32 +35,41 @@ fn layout(size: usize, align: usize) -> Layout {
 pub struct TreeHeap(stackshot_alloc::heap::Heap<'static>);
 impl Subject for TreeHeap {
     const NAME: &'static str = "tree-heap (ours)";
-    const BUILD: &'static str = "ARM, IWRAM";
+    const ARM: bool = true;
     const STRUCT_BYTES: usize = size_of::<stackshot_alloc::heap::Heap>();
     fn new(region: &'static mut Region) -> Self {
         // SAFETY: the region is 4 KB of memory this subject borrows exclusively for its lifetime.
         let heap = unsafe { stackshot_alloc::heap::Heap::from_raw(region.0.as_mut_ptr().cast(), REGION_BYTES) };
         TreeHeap(heap.expect("4 KB is a valid heap region"))
     }
+    #[inline(always)]
     fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        stackshot::scratch::heap_alloc(&mut self.0, size, align).ok()
+        match stackshot::scratch::heap_alloc(&mut self.0, size, align) {
+            Ok(p) => Some(p),
+            Err(_) => None,
+        }
     }
+    #[inline(always)]
     fn free(&mut self, ptr: NonNull<u8>, _size: usize, _align: usize) {
-        stackshot::scratch::heap_free(&mut self.0, ptr).expect("the trace frees only what it allocated");
+        if stackshot::scratch::heap_free(&mut self.0, ptr).is_err() {
+            panic!("the trace frees only what it allocated");
+        }
     }
 }
 
 pub struct LinkedList(linked_list_allocator::Heap);
 impl Subject for LinkedList {
     const NAME: &'static str = "linked_list_allocator 0.10";
-    const BUILD: &'static str = "Thumb, ROM";
+    const ARM: bool = false;
     const STRUCT_BYTES: usize = size_of::<linked_list_allocator::Heap>();
     fn new(region: &'static mut Region) -> Self {
         LinkedList(linked_list_allocator::Heap::from_slice(&mut region.0))
     }
+    #[inline(always)]
     fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
         self.0.allocate_first_fit(layout(size, align)).ok()
     }
+    #[inline(always)]
     fn free(&mut self, ptr: NonNull<u8>, size: usize, align: usize) {
         // SAFETY: `ptr` came from this heap with this layout and is freed once.
         unsafe { self.0.deallocate(ptr, layout(size, align)) };
@@ -70,7 +79,7 @@ impl Subject for LinkedList {
 pub struct Talc(talc::Talc<talc::ErrOnOom>);
 impl Subject for Talc {
     const NAME: &'static str = "talc 4.4";
-    const BUILD: &'static str = "Thumb, ROM";
+    const ARM: bool = false;
     const STRUCT_BYTES: usize = size_of::<talc::Talc<talc::ErrOnOom>>();
     fn new(region: &'static mut Region) -> Self {
         let mut talc = talc::Talc::new(talc::ErrOnOom);
@@ -79,10 +88,12 @@ impl Subject for Talc {
         unsafe { talc.claim(talc::Span::new(base, base.wrapping_add(REGION_BYTES))) }.expect("talc claims 4 KB");
         Talc(talc)
     }
+    #[inline(always)]
     fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
         // SAFETY: the layout has a non-zero size.
         unsafe { self.0.malloc(layout(size, align)) }.ok()
     }
+    #[inline(always)]
     fn free(&mut self, ptr: NonNull<u8>, size: usize, align: usize) {
         // SAFETY: `ptr` came from this allocator with this layout and is freed once.
         unsafe { self.0.free(ptr, layout(size, align)) };
@@ -94,19 +105,39 @@ type Tlsf = rlsf::Tlsf<'static, u16, u8, 9, 8>;
 pub struct Rlsf(Tlsf);
 impl Subject for Rlsf {
     const NAME: &'static str = "rlsf 0.2 (TLSF)";
-    const BUILD: &'static str = "Thumb, ROM";
+    const ARM: bool = false;
     const STRUCT_BYTES: usize = size_of::<Tlsf>();
     fn new(region: &'static mut Region) -> Self {
         let mut tlsf = Tlsf::new();
         tlsf.insert_free_block(&mut region.0);
         Rlsf(tlsf)
     }
+    #[inline(always)]
     fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
         self.0.allocate(layout(size, align))
     }
+    #[inline(always)]
     fn free(&mut self, ptr: NonNull<u8>, _size: usize, align: usize) {
         // SAFETY: `ptr` came from this allocator with this alignment and is freed once.
         unsafe { self.0.deallocate(ptr, align) };
+    }
+}
+
+struct AllocOp<'a, S>(&'a mut S, usize, usize);
+impl<S: Subject> Op for AllocOp<'_, S> {
+    type Out = Option<NonNull<u8>>;
+    #[inline(always)]
+    fn run(&mut self) -> Option<NonNull<u8>> {
+        self.0.alloc(self.1, self.2)
+    }
+}
+
+struct FreeOp<'a, S>(&'a mut S, NonNull<u8>, usize, usize);
+impl<S: Subject> Op for FreeOp<'_, S> {
+    type Out = ();
+    #[inline(always)]
+    fn run(&mut self) {
+        self.0.free(self.1, self.2, self.3)
     }
 }
 
@@ -124,24 +155,24 @@ pub fn replay<S: Subject>(
     frees: &mut Samples<2048>,
 ) -> Run {
     let mut subject = S::new(region);
-    let timer = OpTimer::new();
+    let timer = Timer::new(S::ARM);
     let mut live: [Option<(NonNull<u8>, u16, u8)>; MAX_LIVE] = [None; MAX_LIVE];
     let mut failed = 0;
     allocs.clear();
     frees.clear();
     for op in trace.ops() {
         match *op {
-            Op::Alloc { id, size, align } => {
-                let (ptr, cycles) = timer.time(|| subject.alloc(usize::from(size), usize::from(align)));
+            traces::Op::Alloc { id, size, align } => {
+                let (ptr, cycles) = timer.time(&mut AllocOp(&mut subject, usize::from(size), usize::from(align)));
                 allocs.push(cycles);
                 match ptr {
                     Some(p) => live[usize::from(id)] = Some((p, size, align)),
                     None => failed += 1,
                 }
             }
-            Op::Free { id } => {
+            traces::Op::Free { id } => {
                 if let Some((p, size, align)) = live[usize::from(id)].take() {
-                    let ((), cycles) = timer.time(|| subject.free(p, usize::from(size), usize::from(align)));
+                    let ((), cycles) = timer.time(&mut FreeOp(&mut subject, p, usize::from(size), usize::from(align)));
                     frees.push(cycles);
                 }
             }
@@ -178,31 +209,54 @@ pub fn fill_until_failure<S: Subject>(region: &'static mut Region) -> usize {
     }
 }
 
-/// Runs every allocator on `trace` and prints its table.
-pub fn compare(region: &mut Region, trace: &Trace, allocs: &mut Samples<2048>, frees: &mut Samples<2048>) {
+/// One allocator's medians and maxima on one trace.
+#[derive(Clone, Copy, Default)]
+pub struct Figures {
+    pub alloc_median: u16,
+    pub alloc_max: u16,
+    pub free_median: u16,
+    pub free_max: u16,
+}
+
+/// Runs every allocator on `trace` and prints its table; returns ours and the peers' figures.
+pub fn compare(
+    region: &mut Region,
+    trace: &Trace,
+    allocs: &mut Samples<2048>,
+    frees: &mut Samples<2048>,
+) -> (Figures, [(&'static str, Figures); 3]) {
     let id = trace.name;
     report::table(
         id,
         &[trace.name, " trace (", trace.what, "), 4 KB region in IWRAM: cycles per operation"],
         &["allocator", "build", "allocs", "alloc min", "alloc median", "alloc max", "free min", "free median", "free max", "failed requests"],
     );
-    run_one::<TreeHeap>(region, trace, allocs, frees);
-    run_one::<LinkedList>(region, trace, allocs, frees);
-    run_one::<Talc>(region, trace, allocs, frees);
-    run_one::<Rlsf>(region, trace, allocs, frees);
+    let ours = run_one::<TreeHeap>(region, trace, allocs, frees);
+    let peers = [
+        (LinkedList::NAME, run_one::<LinkedList>(region, trace, allocs, frees)),
+        (Talc::NAME, run_one::<Talc>(region, trace, allocs, frees)),
+        (Rlsf::NAME, run_one::<Rlsf>(region, trace, allocs, frees)),
+    ];
+    (ours, peers)
 }
 
-fn run_one<S: Subject>(region: &mut Region, trace: &Trace, allocs: &mut Samples<2048>, frees: &mut Samples<2048>) {
+fn run_one<S: Subject>(
+    region: &mut Region,
+    trace: &Trace,
+    allocs: &mut Samples<2048>,
+    frees: &mut Samples<2048>,
+) -> Figures {
     // SAFETY: the subject built on this reborrow is dropped inside `replay`, before the region is used again.
     let region: &'static mut Region = unsafe { &mut *(region as *mut Region) };
     let run = replay::<S>(region, trace, allocs, frees);
     let (a, f) = (allocs.summary(), frees.summary());
     report::row(trace.name, format_args!(
         "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
-        S::NAME, S::BUILD, a.count, a.min, a.median, a.max, f.min, f.median, f.max, run.failed
+        S::NAME, if S::ARM { "ARM, IWRAM" } else { "Thumb, ROM" }, a.count, a.min, a.median, a.max, f.min, f.median, f.max, run.failed
     ));
     report::bar(format_args!("{} alloc", trace.name), S::NAME, a.median);
     report::bar(format_args!("{} free", trace.name), S::NAME, f.median);
+    Figures { alloc_median: a.median, alloc_max: a.max, free_median: f.median, free_max: f.max }
 }
 
 /// The metadata and fill-until-failure table.

@@ -47,7 +47,8 @@ unsafe extern "C" {
     fn ref_push(stack: *mut RefStack, index: u32);
 }
 
-/// Pops a free index.
+/// Pops a free index. Inlined, so that an ARM caller in IWRAM calls the assembly directly.
+#[inline(always)]
 pub fn pop(stack: &mut RefStack) -> Option<u8> {
     // SAFETY: `stack` is a valid RefStack; ref_pop reads `top` and one slot below it, and writes `top`.
     let index = unsafe { ref_pop(stack) };
@@ -55,8 +56,11 @@ pub fn pop(stack: &mut RefStack) -> Option<u8> {
 }
 
 /// Pushes a free index back.
+#[inline(always)]
 pub fn push(stack: &mut RefStack, index: u8) {
-    assert!(stack.top < 256, "reference stack overflow");
+    if stack.top >= 256 {
+        panic!("reference stack overflow");
+    }
     // SAFETY: `top < 256`, so the slot written is inside `slots`.
     unsafe { ref_push(stack, u32::from(index)) };
 }

@@ -1,4 +1,5 @@
-//! The chart: median cycles per operation, bars grouped by benchmark, one colour per allocator.
+//! The chart: median cycles per operation, bars grouped by benchmark, one colour per allocator, the legend
+//! beside the plot.
 
 use crate::Bar;
 use plotters::prelude::*;
@@ -7,6 +8,8 @@ use std::path::Path;
 
 /// Debian's `fonts-dejavu-core` (installed by tools/setup); plotters draws no text without a font.
 const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+const SIZE: (u32, u32) = (1400, 640);
+const LEGEND_WIDTH: u32 = 300;
 
 pub fn draw(path: &Path, bars: &[Bar]) -> Result<(), String> {
     let font = std::fs::read(FONT).map_err(|e| format!("{FONT}: {e} (install fonts-dejavu-core)"))?;
@@ -17,47 +20,52 @@ pub fn draw(path: &Path, bars: &[Bar]) -> Result<(), String> {
     if categories.is_empty() {
         return Err("the ROM printed no @@bar lines".into());
     }
-    let top = bars.iter().map(|b| b.cycles).fold(1.0, f64::max) * 1.15;
-    let root = BitMapBackend::new(path, (1200, 640)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let mut chart = ChartBuilder::on(&root)
+    let colour = |name: &str| Palette99::pick(series.iter().position(|s| *s == name).unwrap_or(0)).to_rgba();
+    let top = bars.iter().map(|b| b.cycles).fold(1.0, f64::max) * 1.1;
+    let e = |e: DrawingAreaErrorKind<_>| e.to_string();
+
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
+    let (plot, legend) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+    let mut chart = ChartBuilder::on(&plot)
         .caption("Median cycles per operation on the ARM7TDMI (lower is better)", ("sans-serif", 24))
         .margin(16)
-        .x_label_area_size(40)
+        .x_label_area_size(48)
         .y_label_area_size(60)
         .build_cartesian_2d(0.0..categories.len() as f64, 0.0..top)
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(categories.len())
-        .x_label_formatter(&|x| categories.get(x.floor() as usize).map(|c| c.to_string()).unwrap_or_default())
+        .x_labels(0)
         .y_desc("cycles")
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .label_style(("sans-serif", 14))
         .draw()
         .map_err(|e| e.to_string())?;
-    let width = 0.8 / series.len() as f64;
-    for (s, name) in series.iter().enumerate() {
-        let colour = Palette99::pick(s).to_rgba();
-        let rects = bars.iter().filter(|b| b.series == *name).map(|b| {
-            let c = categories.iter().position(|c| *c == b.category).unwrap() as f64;
-            let x = c + 0.1 + width * s as f64;
-            Rectangle::new([(x, 0.0), (x + width * 0.9, b.cycles)], colour.filled())
-        });
-        chart
-            .draw_series(rects)
-            .map_err(|e| e.to_string())?
-            .label(name.to_string())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
+    for (c, category) in categories.iter().enumerate() {
+        // Only the series measured in this category share its width.
+        let here: Vec<&Bar> = bars.iter().filter(|b| b.category == *category).collect();
+        let width = 0.8 / here.len() as f64;
+        for (i, bar) in here.iter().enumerate() {
+            let x = c as f64 + 0.1 + width * i as f64;
+            chart
+                .draw_series([Rectangle::new([(x, 0.0), (x + width * 0.9, bar.cycles)], colour(&bar.series).filled())])
+                .map_err(|e| e.to_string())?;
+        }
+        let (px, py) = chart.backend_coord(&(c as f64 + 0.5, 0.0));
+        let style = TextStyle::from(("sans-serif", 15)).pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Top,
+        ));
+        plot.draw(&Text::new(category.to_string(), (px, py + 8), style)).map_err(e)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    for (i, name) in series.iter().enumerate() {
+        let y = 70 + 26 * i as i32;
+        legend.draw(&Rectangle::new([(10, y), (26, y + 16)], colour(name).filled())).map_err(e)?;
+        legend.draw(&Text::new(name.replace('`', ""), (34, y), ("sans-serif", 15))).map_err(e)?;
+    }
+    root.present().map_err(e)
 }
 
 fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {

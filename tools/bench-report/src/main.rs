@@ -4,7 +4,7 @@
 //! The ROM's lines (besides the `@@panic` and `@@done` of every StackShot ROM):
 //! - `@@table ID|TITLE|COLUMN|COLUMN...` starts a table;
 //! - `@@row ID|CELL|CELL...` adds a row to it;
-//! - `@@note ID|TEXT` adds a paragraph under it;
+//! - `@@note ID|TEXT` adds to the paragraph under it (lines are at most 255 bytes, so a note takes several);
 //! - `@@bar CATEGORY|SERIES|CYCLES` adds a bar to the chart (bars grouped by category, one colour a series).
 
 mod chart;
@@ -115,8 +115,9 @@ fn render(table: &Table) -> String {
     for row in &table.rows {
         writeln!(out, "| {} |", row.join(" | ")).unwrap();
     }
-    for note in &table.notes {
-        write!(out, "\n{note}\n").unwrap();
+    // A note arrives in lines of at most 255 bytes (mGBA's limit); a table's notes make one paragraph.
+    if !table.notes.is_empty() {
+        write!(out, "\n{}\n", table.notes.join(" ")).unwrap();
     }
     out.push('\n');
     out

@@ -49,12 +49,14 @@ impl<V: Copy, const N: usize> ValueStack<V, N> {
     /// Gives `v` back; `Err(Overflow)` (stack unchanged) if the stack is already full.
     #[inline(always)]
     pub fn push(&mut self, v: V) -> Result<(), PoolError> {
-        if self.len >= N {
+        let len = self.len;
+        if len >= N {
             return Err(PoolError::Overflow);
         }
         // SAFETY: `len < N` was checked above.
-        unsafe { *self.items.get_unchecked_mut(self.len) = v };
-        self.len += 1;
+        unsafe { *self.items.get_unchecked_mut(len) = v };
+        // From the local: re-reading `self.len` after the byte store would cost a load (it might alias).
+        self.len = len + 1;
         Ok(())
     }
 
