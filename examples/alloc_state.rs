@@ -62,6 +62,8 @@ pub struct Report {
     live_values: [Bullet; SLOTS],
     /// The cycles the last frame used, as the overlay shows them.
     last_frame_cycles: u32,
+    /// `IndexPool::peak()`, read last (the free-stack probe above fills the pool, so the peak is its capacity).
+    pool_peak: u32,
 }
 
 #[unsafe(no_mangle)]
@@ -73,6 +75,7 @@ static mut ALLOC_STATE_REPORT: Report = Report {
     live: [0; SLOTS],
     live_values: [Bullet { x: 0, y: 0, dx: 0, dy: 0 }; SLOTS],
     last_frame_cycles: 0,
+    pool_peak: 0,
 };
 
 /// gdb breaks here with both allocators in their known state.
@@ -121,6 +124,7 @@ fn report(report: &mut Report, pool: &mut IndexPool<Bullet, u8, SLOTS>, heap: &H
         n -= 1;
         let _ = pool.free(taken[n]);
     }
+    report.pool_peak = pool.peak() as u32;
 }
 
 /// A `core::fmt::Write` into a fixed buffer, NUL-terminated.

@@ -167,6 +167,7 @@ class Pool:
         self.stack = field(value, "stack")
         self.capacity = self.stack.type.strip_typedefs().range()[1] + 1
         self.free = int(field(value, "free"))
+        self.peak = int(field(value, "peak"))
         self.id = int(field(value, "id"))
         self.slots = field(value, "slots")
 
@@ -197,8 +198,8 @@ class PoolCommand(gdb.Command):
                 continue
             p = Pool(value)
             print("pool %s: %s, id %d" % (name, value.type.strip_typedefs(), p.id))
-            print("  capacity %d, in use %d, free %d, peak: not tracked (IndexPool keeps no peak counter)"
-                  % (p.capacity, p.capacity - p.free, p.free))
+            print("  capacity %d, in use %d, free %d, peak %d"
+                  % (p.capacity, p.capacity - p.free, p.free, p.peak))
             print("  free stack, top first: %s" % " ".join(str(s) for s in p.free_stack()))
             live = p.live()
             print("  live handles (%d):" % len(live))

@@ -290,6 +290,7 @@ pub struct Report {
     /// `Heap::check()`: `ok` or `Kind at block N`.
     pub check: String,
     pub pool_len: u32,
+    pub pool_peak: u32,
     /// Free slots, next allocated first.
     pub free_stack: Vec<u8>,
     /// Live slots in `iter()` order, with their values.
@@ -299,8 +300,8 @@ pub struct Report {
 
 /// Slots of the fixture's pool.
 pub const SLOTS: usize = 16;
-/// The size of `Report` on the GBA: 32 + 40 + 4 + 16 + 16 + 16 * 6 + 4.
-pub const REPORT_BYTES: u32 = 208;
+/// The size of `Report` on the GBA: 32 + 40 + 4 + 16 + 16 + 16 * 6 + 4 + 4.
+pub const REPORT_BYTES: u32 = 212;
 
 impl Report {
     /// Reads the fixture's `ALLOC_STATE_REPORT`.
@@ -330,6 +331,7 @@ impl Report {
             heap_stats: core::array::from_fn(|k| u32_at(4 * k)),
             check: String::from_utf8_lossy(&check[..check.iter().position(|&c| c == 0).unwrap_or(40)]).into_owned(),
             pool_len,
+            pool_peak: u32_at(208),
             free_stack: b[76..76 + SLOTS - live_count].to_vec(),
             live,
             last_frame_cycles: u32_at(204),

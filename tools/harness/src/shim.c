@@ -130,8 +130,9 @@ int shim_gdb_attached(struct shim *s) {
 
 void shim_close(struct shim *s) {
 	if (s->gdb) {
+		/* Detach through the core: mDebuggerAttach(d, NULL) dereferences the NULL core (mGBA 0.10). */
+		s->core->detachDebugger(s->core);
 		GDBStubShutdown(s->gdb);
-		mDebuggerAttach(&s->gdb->d, NULL);
 		free(s->gdb);
 	}
 	s->core->unloadROM(s->core);

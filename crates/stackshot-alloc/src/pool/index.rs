@@ -81,6 +81,8 @@ pub struct IndexPool<T, I: Index, const N: usize> {
     stack: [I; N],
     pos: [I; N],
     free: usize,
+    /// The most slots ever live at once (IX4): what a game sizes the pool by.
+    peak: usize,
     id: u8,
 }
 
@@ -93,8 +95,14 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
             stack: reversed(),
             pos: reversed(),
             free: N,
+            peak: 0,
             id,
         }
+    }
+
+    /// The most slots that were ever live at once.
+    pub const fn peak(&self) -> usize {
+        self.peak
     }
 
     /// This pool's id, carried by its handles.
@@ -124,6 +132,9 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
             return None;
         }
         self.free -= 1;
+        if N - self.free > self.peak {
+            self.peak = N - self.free;
+        }
         // SAFETY: `free` was in `1..=N` (IX1), so `free - 1 < N`.
         let i = unsafe { *self.stack.get_unchecked(self.free) };
         // SAFETY: stack entries are `< N` (IX2).
@@ -225,6 +236,9 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
     pub fn check(&self) -> Result<(), CheckError> {
         if self.free > N {
             return Err(CheckError::CountTooLarge);
+        }
+        if self.peak < N - self.free || self.peak > N {
+            return Err(CheckError::PeakBelowLive);
         }
         let mut k = 0;
         while k < N {
@@ -381,7 +395,22 @@ mod tests {
         assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 3 }));
         p.pos[3] = 4; // the original value
         assert_eq!(p.check(), Ok(()));
+        p.peak = 0;
+        assert_eq!(p.check(), Err(CheckError::PeakBelowLive));
+        p.peak = 1;
         p.free = 9;
         assert_eq!(p.check(), Err(CheckError::CountTooLarge));
+    }
+
+    #[test]
+    fn peak_remembers_the_most_live_slots() {
+        let mut p: IndexPool<u32, u8, 8> = IndexPool::new(0);
+        let a = p.alloc(1).unwrap();
+        let b = p.alloc(2).unwrap();
+        p.free(a).unwrap();
+        p.alloc(3).unwrap();
+        p.free(b).unwrap();
+        assert_eq!((p.len(), p.peak()), (1, 2));
+        assert_eq!(p.check(), Ok(()));
     }
 }

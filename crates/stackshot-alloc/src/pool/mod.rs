@@ -22,6 +22,7 @@
 //! - **IX3** (`IndexPool`): slot `i` is free iff `pos[i] < free`, i.e. `stack[..free]` are the free slots (its
 //!   top `stack[free - 1]` is the next allocated) and `stack[free..]` the live ones; exactly the live slots hold
 //!   an initialised `T`. (Follows from IX2 plus the code; `check` cannot see initialisation.)
+//! - **IX4** (`IndexPool`): `N - free <= peak <= N`: the peak counts at least the live slots \[`PeakBelowLive`\].
 //! - **PK1** (`Packed24`, `Packed18`), **PT1** (`PtrPool`), **VS1** (`ValueStack`), **IN1** (`IntrusivePool`):
 //!   the free count is at most the capacity (packed: `top <= fresh <= capacity`) \[`CountTooLarge`\].
 //! - **PK2**, **PT2**, **IN2**: every free-stack entry (free-list link) names a slot of this pool (packed: a
@@ -100,6 +101,8 @@ pub enum CheckError {
     ListLength,
     /// FL1: the live count differs from the number of set flags.
     CountMismatch,
+    /// IX4: the peak is below the number of live slots (or above the capacity).
+    PeakBelowLive,
 }
 
 #[cfg(test)]

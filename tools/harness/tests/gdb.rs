@@ -1,0 +1,219 @@
+//! The gdb commands of `tools/gdb/` against the harness's own GDB server, on the fixture ROM
+//! `examples/alloc_state.rs`: what `pool`, `heap`, `heap check` and the handle printer print must be what the
+//! harness decodes from the same memory (a second emulator run to the same, deterministic, state) and what the
+//! crate's API reported; a heap corrupted through gdb must make `heap check` name the block the crate's own
+//! `Heap::check` names on that memory.
+
+use harness::alloc_state::{Counters, HeapRegion, Report, SLOTS};
+use harness::elf::Elf;
+use harness::emulator::Emulator;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn fixture() -> PathBuf {
+    let path = root().join("target/thumbv4t-none-eabi/release/examples/alloc_state");
+    assert!(path.exists(), "{} is missing: cargo build --release --example alloc_state", path.display());
+    path
+}
+
+/// The fixture's memory a few frames in: the state it holds at every checkpoint.
+fn decoded(elf: &Elf) -> (HeapRegion, Report) {
+    let mut emu = Emulator::open(&fixture()).unwrap();
+    for _ in 0..3 {
+        emu.run_frame();
+    }
+    let region = elf.symbol("AI_REGION").expect("AI_REGION in the fixture");
+    (HeapRegion::read(&emu, region.address, region.size as usize), Report::read(&emu, elf).unwrap())
+}
+
+/// One corruption written through gdb: `(name, address, bytes before, bytes after)` of a 16-bit or 8-bit store.
+struct Corruption {
+    name: &'static str,
+    address: u32,
+    c_type: &'static str,
+    old: u32,
+    new: u32,
+}
+
+fn corrupt(heap: &HeapRegion, c: &Corruption) -> HeapRegion {
+    let mut bytes = heap.bytes.clone();
+    let at = (c.address - heap.base) as usize;
+    if c.c_type == "unsigned short" {
+        bytes[at..at + 2].copy_from_slice(&(c.new as u16).to_le_bytes());
+    } else {
+        bytes[at] = c.new as u8;
+    }
+    HeapRegion::new(heap.base, bytes)
+}
+
+/// The lines after `@@name` up to the next `@@` marker.
+fn section<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
+    let marker = format!("@@{name}");
+    let mut lines = out.lines().skip_while(|l| *l != marker);
+    assert!(lines.next().is_some(), "no {marker} in gdb's output:\n{out}");
+    lines.take_while(|l| !l.starts_with("@@")).collect()
+}
+
+fn run_gdb(script: &str) -> String {
+    if Command::new("gdb-multiarch").arg("--version").output().is_err() {
+        panic!("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["gdb".as_ref(), fixture().as_os_str(), "--port".as_ref(), port.to_string().as_ref()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server says so once it listens.
+    let mut line = String::new();
+    BufReader::new(server.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.contains("serving gdb"), "harness gdb: {line}");
+    let dir = root().join("target/gdb-test");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script_path = dir.join(format!("script-{port}.gdb"));
+    std::fs::write(&script_path, script.replace("@PORT@", &port.to_string())).unwrap();
+    let out = Command::new("gdb-multiarch")
+        .current_dir(root())
+        .args(["-batch", "-nx", "-x", "tools/gdb/init.gdb", "-x"])
+        .arg(&script_path)
+        .arg(fixture())
+        .output()
+        .unwrap();
+    let status = server.wait().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && status.success(), "gdb: {}, harness: {status}\n{text}", out.status);
+    text
+}
+
+fn crate_check_python() -> &'static str {
+    // The crate's verdict on the memory as gdb left it, from the fixture's report.
+    "python m = bytes(gdb.selected_inferior().read_memory(int(gdb.parse_and_eval('&alloc_state::ALLOC_STATE_REPORT.check')), 40)); print('crate: ' + m.split(b'\\0')[0].decode())"
+}
+
+#[test]
+fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks() {
+    let elf = Elf::read(&fixture()).unwrap();
+    let (heap, report) = decoded(&elf);
+    let stats = report.heap_stats;
+    let counters = Counters { free_blocks: stats[1] / 8, free_runs: stats[4], peak_used: stats[5] / 8 };
+    assert_eq!(heap.check(counters), Ok(()), "the fixture's heap decodes as broken");
+    assert_eq!(report.check, "ok");
+
+    // Corruptions, each at a block the decoded map says holds what is corrupted.
+    let runs = heap.runs();
+    let free_run = runs.iter().find(|r| !r.used && r.blocks >= 2).expect("a free run of 2+ blocks");
+    let big = runs.iter().filter(|r| !r.used).max_by_key(|r| r.blocks).unwrap();
+    let child = (heap.first..heap.end).find(|&b| heap.parent(b) != 0 && runs.iter().any(|r| !r.used && r.start == b)).expect("a non-root node");
+    let size_copy = heap.base + HeapRegion::node_offset(free_run.start + free_run.blocks - 1, 6) as u32;
+    let inside = big.start + 5;
+    let (map_byte, shift) = heap.map_position(inside);
+    let parent = heap.base + HeapRegion::node_offset(child, 4) as u32;
+    let cases = [
+        (Corruption { name: "size-copy", address: size_copy, c_type: "unsigned short", old: free_run.blocks, new: free_run.blocks + 1 }, ("SizeCopy", free_run.start + free_run.blocks - 1)),
+        (Corruption { name: "header", address: heap.base, c_type: "unsigned short", old: heap.count(), new: heap.count() + 1 }, ("Header", 0)),
+        (Corruption { name: "parent", address: parent, c_type: "unsigned short", old: heap.parent(child), new: child }, ("ParentLink", child)),
+        (
+            Corruption {
+                name: "map",
+                address: heap.base + map_byte as u32,
+                c_type: "unsigned char",
+                old: u32::from(heap.bytes[map_byte]),
+                new: u32::from(heap.bytes[map_byte] | (1 << shift)),
+            },
+            ("UsedInFreeRun", inside),
+        ),
+    ];
+
+    let mut script = String::from(
+        "target remote 127.0.0.1:@PORT@\nbreak alloc_state_checkpoint\nbreak alloc_state_checked\ncontinue\n\
+         echo @@pool\\n\npool BULLETS\necho @@heap\\n\nheap AI_HEAP\necho @@check\\n\nheap check AI_HEAP\n\
+         echo @@handles\\n\nprint alloc_state::LIVE_BULLET\nprint alloc_state::FREED_BULLET\n",
+    );
+    for (c, _) in &cases {
+        script += &format!(
+            "echo @@{}\\n\nset language c\nset var *({} *){:#x} = {:#x}\nset language auto\nheap check AI_HEAP\n\
+             continue\n{}\nset language c\nset var *({} *){:#x} = {:#x}\nset language auto\ncontinue\n",
+            c.name, c.c_type, c.address, c.new, crate_check_python(), c.c_type, c.address, c.old
+        );
+    }
+    script += "echo @@end\\n\ndelete\ndisconnect\n";
+    let out = run_gdb(&script);
+
+    // pool: counts, the free stack top first, and every live handle's slot and value, as the crate's API says.
+    let pool = section(&out, "pool");
+    let live_count = report.pool_len as usize;
+    assert_eq!(
+        pool[1].trim(),
+        format!("capacity {SLOTS}, in use {live_count}, free {}, peak {}", SLOTS - live_count, report.pool_peak)
+    );
+    let stack: Vec<String> = report.free_stack.iter().map(u8::to_string).collect();
+    assert_eq!(pool[2].trim(), format!("free stack, top first: {}", stack.join(" ")));
+    assert_eq!(pool[3].trim(), format!("live handles ({live_count}):"));
+    let live: Vec<String> = report
+        .live
+        .iter()
+        .map(|(slot, b)| format!("[{slot}] alloc_state::Bullet {{x: {}, y: {}, dx: {}, dy: {}}}", b.x, b.y, b.dx, b.dy))
+        .collect();
+    assert_eq!(pool[4..].iter().map(|l| l.trim()).collect::<Vec<_>>(), live);
+
+    // heap: header, runs and tree as decoded here from the region's bytes, statistics as Heap::stats() says.
+    let lines = section(&out, "heap");
+    assert!(lines[0].starts_with(&format!("heap AI_HEAP: base {:#010x}, blocks {}..{}", heap.base, heap.first, heap.end)), "{}", lines[0]);
+    assert_eq!(lines[1], format!("header: count {}, root {}", heap.count(), heap.root()));
+    let map_end = lines.iter().position(|l| l.starts_with("free tree")).unwrap();
+    let gdb_runs: String = lines[3..map_end].iter().map(|l| l.trim()).collect();
+    let runs_text: String = runs.iter().map(|r| format!("[{} {} @{}]", if r.used { "used" } else { "free" }, r.blocks, r.start)).collect();
+    assert_eq!(gdb_runs, runs_text);
+    let stats_at = lines.iter().position(|l| l.starts_with("stats:")).unwrap();
+    let gdb_tree: Vec<String> = lines[map_end + 1..stats_at].iter().map(|l| l[2..].to_string()).collect();
+    assert_eq!(gdb_tree, heap.tree_lines());
+    assert!(gdb_tree.len() >= 3, "the fixture should leave several free runs: {gdb_tree:?}");
+    assert_eq!(
+        lines[stats_at],
+        format!(
+            "stats: capacity {} B, used {} B, free {} B in {} runs, largest free {} B, peak {} B, failed requests {}, bad frees {}",
+            stats[0], stats[2], stats[1], stats[4], stats[3], stats[5], stats[6], stats[7]
+        )
+    );
+
+    assert_eq!(section(&out, "check"), ["heap check AI_HEAP: ok"]);
+
+    // The handle printer: the live handle's slot and object, the freed one dangling.
+    let handles = section(&out, "handles");
+    // The handle allocated last is the first live one (`iter` starts at the free/live boundary).
+    let (slot, bullet) = report.live.first().copied().unwrap();
+    assert!(handles[0].ends_with(&format!(
+        "= Handle(slot {slot}, pool 1) -> alloc_state::BULLETS[{slot}] = alloc_state::Bullet {{x: {}, y: {}, dx: {}, dy: {}}}",
+        bullet.x, bullet.y, bullet.dx, bullet.dy
+    )), "{}", handles[0]);
+    let freed = report.free_stack[0];
+    assert!(handles[1].ends_with(&format!("= Handle(slot {freed}, pool 1) -> alloc_state::BULLETS[{freed}] is free: dangling")), "{}", handles[1]);
+
+    // Each corruption: gdb's `heap check`, the crate's `Heap::check` on the same memory and this decoder agree.
+    for (c, (kind, block)) in &cases {
+        let expected = format!("{kind} at block {block}");
+        assert_eq!(corrupt(&heap, c).check(counters), Err((*kind, *block)), "{}: the harness decoder", c.name);
+        let lines = section(&out, c.name);
+        assert!(lines.contains(&format!("heap check AI_HEAP: {expected}").as_str()), "{}: gdb printed {lines:?}", c.name);
+        assert!(lines.contains(&format!("crate: {expected}").as_str()), "{}: the crate said {lines:?}", c.name);
+    }
+    assert!(out.contains("@@end"), "gdb stopped early:\n{out}");
+}
+
+#[test]
+fn init_script_loads_the_commands_with_no_program() {
+    let out = Command::new("gdb-multiarch")
+        .current_dir(root())
+        .args(["-batch", "-nx", "-x", "tools/gdb/init.gdb", "-ex", "help pool", "-ex", "help heap"])
+        .output()
+        .expect("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("pool [EXPR]") && text.contains("heap check [EXPR]"), "{text}");
+}
