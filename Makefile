@@ -37,6 +37,7 @@ test: rom fixture
 	@mkdir -p target && rm -f $(LOG)
 	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
 	rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests 2>&1 | tee -a $(LOG)
+	cargo build --profile soak  # the soak test's ROM: release code with the allocators checked every frame
 	cd tools && cargo test --release --workspace --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	cd tools && cargo test --release -p stackshot-alloc --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)

@@ -4,7 +4,21 @@ mod common;
 use harness::elf::{Elf, IWRAM};
 
 /// The functions that must stay fast. Add each new hot path here.
-const HOT_PATHS: &[&str] = &["fill_words"];
+const HOT_PATHS: &[&str] = &[
+    "fill_words",
+    // The allocators' fast paths, as the game links them.
+    "pool_alloc",
+    "pool_free",
+    "pool_get_mut",
+    "heap_alloc",
+    "heap_free",
+    // The game's: moving bullets and particles, collisions, building the shadow sprite table.
+    "move_bullets",
+    "move_particles",
+    "hit_enemies",
+    "hit_player",
+    "draw_pool",
+];
 
 #[test]
 fn hot_paths_are_arm_code_in_iwram() {

@@ -39,7 +39,7 @@ fn boots_for_300_frames_without_a_panic_and_draws_something() {
     assert!(colours.len() >= 3, "the screen has only {} colours: blank?", colours.len());
 }
 
-/// The ship is sprite 0: its x is the low 9 bits of attribute 1, its y the low 8 of attribute 0.
+/// In play the ship is sprite 0: its x is the low 9 bits of attribute 1, its y the low 8 of attribute 0.
 fn ship(emu: &Emulator) -> (u16, u16) {
     (emu.read16(0x0700_0002) & 0x1FF, emu.read16(0x0700_0000) & 0xFF)
 }
@@ -47,7 +47,9 @@ fn ship(emu: &Emulator) -> (u16, u16) {
 #[test]
 fn holding_right_moves_the_ship_right() {
     let mut emu = Emulator::open(&common::rom()).unwrap();
-    for _ in 0..10 {
+    // The title screen, then START: the ship comes on, blinking for two seconds (hidden on some frames).
+    for frame in 0..160 {
+        emu.set_keys(if frame == 20 { keys::bit("START").unwrap() } else { 0 });
         emu.run_frame();
     }
     let before = ship(&emu);

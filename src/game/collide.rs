@@ -1,0 +1,87 @@
+//! Collision tests, the hot ones as ARM code in IWRAM: player bullets against every enemy's box, enemy bullets
+//! against the ship. Boxes are in whole pixels; bullets are tested by their centre.
+
+use super::bullets::Bullet;
+use super::memory::ENEMIES;
+use super::sweep::sweep;
+use stackshot_alloc::pool::IndexPool;
+
+/// A box, inclusive of `x0`/`y0`, exclusive of `x1`/`y1`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hitbox {
+    pub x0: i32,
+    pub y0: i32,
+    pub x1: i32,
+    pub y1: i32,
+}
+
+/// This frame's enemy boxes, in the order the enemies were listed, and how many player bullets hit each.
+pub struct Targets {
+    len: usize,
+    boxes: [Hitbox; ENEMIES],
+    pub hits: [u8; ENEMIES],
+}
+
+impl Targets {
+    pub const fn new() -> Targets {
+        Targets { len: 0, boxes: [Hitbox { x0: 0, y0: 0, x1: 0, y1: 0 }; ENEMIES], hits: [0; ENEMIES] }
+    }
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.hits = [0; ENEMIES];
+    }
+
+    /// Adds a box; returns its number, or `None` when full (which cannot happen with one box an enemy).
+    pub fn push(&mut self, hitbox: Hitbox) -> Option<usize> {
+        let n = self.len;
+        *self.boxes.get_mut(n)? = hitbox;
+        self.len = n + 1;
+        Some(n)
+    }
+}
+
+/// Tests every player bullet against every box; a bullet that hits is freed and counted in `hits` of the
+/// first box it is in. Returns the bullets that hit. A hot path, ARM code in IWRAM.
+#[unsafe(link_section = ".iwram.hit_enemies")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn hit_enemies<const N: usize>(bullets: &mut IndexPool<Bullet, u8, N>, targets: &mut Targets) -> u32 {
+    let mut len = targets.len;
+    if len > ENEMIES {
+        len = ENEMIES;
+    }
+    let mut hit = 0;
+    sweep!(bullets, N, |b| {
+        let (x, y) = (b.x.to_raw() >> 8, b.y.to_raw() >> 8);
+        let mut i = 0;
+        while i < len {
+            let t = &targets.boxes[i];
+            if x >= t.x0 && x < t.x1 && y >= t.y0 && y < t.y1 {
+                targets.hits[i] = targets.hits[i].wrapping_add(1);
+                hit += 1;
+                break;
+            }
+            i += 1;
+        }
+        i == len
+    });
+    hit
+}
+
+/// Whether an enemy bullet is within `reach` pixels (each axis) of (`x`, `y`); every such bullet is freed.
+/// A hot path, ARM code in IWRAM.
+#[unsafe(link_section = ".iwram.hit_player")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn hit_player<const N: usize>(bullets: &mut IndexPool<Bullet, u8, N>, x: i32, y: i32, reach: i32) -> bool {
+    let mut hit = false;
+    sweep!(bullets, N, |b| {
+        let dx = (b.x.to_raw() >> 8) - x;
+        let dy = (b.y.to_raw() >> 8) - y;
+        let inside = dx >= -reach && dx <= reach && dy >= -reach && dy <= reach;
+        hit |= inside;
+        !inside
+    });
+    hit
+}

@@ -1,0 +1,143 @@
+//! The game's memory, all of it in IWRAM: one byte-index stack pool per kind of object (each a static with its
+//! own pool id, so a handle cannot be freed into the wrong pool) and the 4 KB tree-heap for enemy AI scratch.
+//! Also what the game promises about them: peaks, the leak check at every game over, and in debug builds the
+//! allocators' invariants checked every frame.
+
+use super::bullets::Bullet;
+use super::enemies::Enemy;
+use super::particles::Particle;
+use super::pickups::Pickup;
+use super::sprites::Shadow;
+use super::telemetry::Telemetry;
+use gba::gba_cell::GbaCell;
+use stackshot_alloc::heap::Heap;
+use stackshot_alloc::pool::IndexPool;
+
+pub const PLAYER_BULLETS: usize = 48;
+pub const ENEMY_BULLETS: usize = 192;
+pub const PARTICLES: usize = 96;
+pub const ENEMIES: usize = 32;
+pub const PICKUPS: usize = 8;
+pub const HEAP_BYTES: usize = 4096;
+
+pub type PlayerBullets = IndexPool<Bullet, u8, PLAYER_BULLETS>;
+pub type EnemyBullets = IndexPool<Bullet, u8, ENEMY_BULLETS>;
+pub type Particles = IndexPool<Particle, u8, PARTICLES>;
+pub type Enemies = IndexPool<Enemy, u8, ENEMIES>;
+pub type Pickups = IndexPool<Pickup, u8, PICKUPS>;
+
+/// Pool ids: distinct, so that a handle of one pool is refused by every other (`PoolError::ForeignHandle`).
+const PLAYER_BULLET_ID: u8 = 1;
+const ENEMY_BULLET_ID: u8 = 2;
+const PARTICLE_ID: u8 = 3;
+const ENEMY_ID: u8 = 4;
+const PICKUP_ID: u8 = 5;
+
+#[unsafe(link_section = ".iwram.player_bullets")]
+static mut PLAYER_BULLET_POOL: PlayerBullets = IndexPool::new(PLAYER_BULLET_ID);
+#[unsafe(link_section = ".iwram.enemy_bullets")]
+static mut ENEMY_BULLET_POOL: EnemyBullets = IndexPool::new(ENEMY_BULLET_ID);
+#[unsafe(link_section = ".iwram.particles")]
+static mut PARTICLE_POOL: Particles = IndexPool::new(PARTICLE_ID);
+#[unsafe(link_section = ".iwram.enemies")]
+static mut ENEMY_POOL: Enemies = IndexPool::new(ENEMY_ID);
+#[unsafe(link_section = ".iwram.pickups")]
+static mut PICKUP_POOL: Pickups = IndexPool::new(PICKUP_ID);
+#[unsafe(link_section = ".iwram.shadow_oam")]
+static mut SHADOW: Shadow = Shadow::new();
+
+/// The AI heap's bytes, 8-aligned like the heap's blocks.
+#[repr(C, align(8))]
+pub struct Region(pub [u8; HEAP_BYTES]);
+
+/// All zeros, so it lands in `.bss`, which linker.ld places in IWRAM: no 4 KB image in ROM to copy at boot.
+/// Not `no_mangle`: the allocator fixture (examples/alloc_state.rs), which links this library, has its own.
+pub static mut AI_REGION: Region = Region([0; HEAP_BYTES]);
+
+static TAKEN: GbaCell<bool> = GbaCell::new(false);
+
+/// Exclusive access to every pool, the sprite table and the AI heap.
+pub struct Memory {
+    pub player_bullets: &'static mut PlayerBullets,
+    pub enemy_bullets: &'static mut EnemyBullets,
+    pub particles: &'static mut Particles,
+    pub enemies: &'static mut Enemies,
+    pub pickups: &'static mut Pickups,
+    pub shadow: &'static mut Shadow,
+    pub heap: Heap<'static>,
+    /// Heap requests refused, after which an enemy took its simpler behaviour.
+    pub fallbacks: u32,
+}
+
+impl Memory {
+    /// The game's memory. Panics if called twice: there is one of each static.
+    pub fn take() -> Memory {
+        assert!(!TAKEN.read(), "the game's memory is taken once");
+        TAKEN.write(true);
+        // SAFETY: the guard above makes this the only place these statics are borrowed, once, for the rest of
+        // the program; nothing else names them (interrupt handlers included). The region is HEAP_BYTES long,
+        // 8-aligned, and from now on accessed only through the heap and the pointers it hands out.
+        unsafe {
+            let region = &raw mut AI_REGION;
+            Memory {
+                player_bullets: &mut *(&raw mut PLAYER_BULLET_POOL),
+                enemy_bullets: &mut *(&raw mut ENEMY_BULLET_POOL),
+                particles: &mut *(&raw mut PARTICLE_POOL),
+                enemies: &mut *(&raw mut ENEMY_POOL),
+                pickups: &mut *(&raw mut PICKUP_POOL),
+                shadow: &mut *(&raw mut SHADOW),
+                heap: Heap::from_raw(region.cast(), HEAP_BYTES).expect("4 KB is a valid heap region"),
+                fallbacks: 0,
+            }
+        }
+    }
+
+    /// Whether every pool is empty, every sprite slot is back and the heap is one free run again: what a
+    /// game over must leave behind.
+    pub fn is_empty(&self) -> bool {
+        let heap = self.heap.stats();
+        self.player_bullets.is_empty()
+            && self.enemy_bullets.is_empty()
+            && self.particles.is_empty()
+            && self.enemies.is_empty()
+            && self.pickups.is_empty()
+            && self.shadow.slots_free() == super::sprites::SLOTS
+            && heap.used_bytes == 0
+            && heap.free_runs == 1
+    }
+
+    /// Copies the current use of each pool and of the heap into `stats`, raising the peaks.
+    pub fn record(&self, stats: &mut Telemetry) {
+        stats.player_bullets.set(self.player_bullets.len());
+        stats.enemy_bullets.set(self.enemy_bullets.len());
+        stats.particles.set(self.particles.len());
+        stats.enemies.set(self.enemies.len());
+        stats.pickups.set(self.pickups.len());
+        stats.sprite_slots.set(self.shadow.slots_used());
+        let heap = self.heap.stats();
+        stats.heap_used = heap.used_bytes;
+        stats.heap_peak = heap.peak_used;
+        stats.heap_fallbacks = self.fallbacks;
+    }
+
+    /// Every allocator's invariants, checked every frame of a debug build: a broken one panics with its name.
+    #[cfg(debug_assertions)]
+    pub fn check(&self) {
+        let pools = [
+            ("player bullets", self.player_bullets.check()),
+            ("enemy bullets", self.enemy_bullets.check()),
+            ("particles", self.particles.check()),
+            ("enemies", self.enemies.check()),
+            ("pickups", self.pickups.check()),
+            ("sprite slots", self.shadow.check()),
+        ];
+        for (name, result) in pools {
+            if let Err(e) = result {
+                panic!("pool {name}: invariant broken: {e:?}");
+            }
+        }
+        if let Err(e) = self.heap.check() {
+            panic!("AI heap: invariant broken: {e:?}");
+        }
+    }
+}

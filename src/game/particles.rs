@@ -1,0 +1,68 @@
+//! Explosion particles: sparks that fly apart, slow down and burn out, animated through the explosion frames.
+
+use super::Fx;
+use super::bullets::{cos, sin};
+use super::sprites::Sprited;
+use super::sweep::sweep;
+use crate::pools::pool_alloc;
+use stackshot_alloc::pool::IndexPool;
+use stackshot_alloc::rng::Rng;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Particle {
+    pub x: Fx,
+    pub y: Fx,
+    pub vx: Fx,
+    pub vy: Fx,
+    pub age: u8,
+    pub life: u8,
+}
+
+impl Sprited for Particle {
+    #[inline(always)]
+    fn centre(&self) -> (Fx, Fx) {
+        (self.x, self.y)
+    }
+
+    /// Four frames over the particle's life: flash, burst, smoke, embers.
+    #[inline(always)]
+    fn frame(&self) -> u32 {
+        (u32::from(self.age) * 4) >> 5
+    }
+}
+
+/// Ages and moves every particle of `pool`, with a little drag, and frees the burnt-out ones: a hot path,
+/// ARM code in IWRAM.
+#[unsafe(link_section = ".iwram.move_particles")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn move_particles<const N: usize>(pool: &mut IndexPool<Particle, u8, N>) {
+    sweep!(pool, N, |p| {
+        let (vx, vy) = (p.vx.to_raw(), p.vy.to_raw());
+        // Lose 1/16 of the speed a frame.
+        let (vx, vy) = (vx - (vx >> 4), vy - (vy >> 4));
+        p.vx = Fx::from_raw(vx);
+        p.vy = Fx::from_raw(vy);
+        p.x = Fx::from_raw(p.x.to_raw() + vx);
+        p.y = Fx::from_raw(p.y.to_raw() + vy);
+        p.age += 1;
+        p.age < p.life
+    });
+}
+
+/// `count` particles flying out of (`x`, `y`) at up to `speed` pixels a frame; as many as the pool has room for.
+/// One random word a particle, cut into fields: no divides, which the ARM7 does in software.
+pub fn burst<const N: usize>(pool: &mut IndexPool<Particle, u8, N>, rng: &mut Rng, x: Fx, y: Fx, count: u32, speed: Fx) {
+    for _ in 0..count {
+        let r = rng.next_u32();
+        let angle = r & 63;
+        // A quarter to all of `speed`, in 256ths.
+        let v = speed.to_raw() * (64 + ((r >> 6) & 191) as i32) >> 8;
+        let life = 16 + ((r >> 14) & 15) as u8;
+        let (c, s) = (cos(angle).to_raw(), sin(angle).to_raw());
+        let p = Particle { x, y, vx: Fx::from_raw(c * v >> 8), vy: Fx::from_raw(s * v >> 8), age: 0, life };
+        if pool_alloc(pool, p).is_none() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! The game played from outside, in the emulator, with scripted and generated input: scoring, game over, the
+//! high-score table across a reset, reference screenshots, a heavy two-minute session measured, and an hour
+//! of random play on the debug build with the allocators checked every frame.
+mod common;
+#[path = "common/telemetry.rs"]
+mod telemetry;
+
+use harness::elf::Elf;
+use harness::emulator::{CYCLES_PER_FRAME, Emulator, HEIGHT, WIDTH};
+use harness::keys::{Script, bit};
+use harness::protocol::Message;
+use std::path::{Path, PathBuf};
+use telemetry::{Probe, Telemetry, state};
+
+fn key(name: &str) -> u32 {
+    bit(name).unwrap()
+}
+
+/// A ROM running, with its telemetry.
+struct Game {
+    emu: Emulator,
+    probe: Probe,
+}
+
+impl Game {
+    fn open(rom: &Path, elf: &Path) -> Game {
+        Game { emu: Emulator::open(rom).unwrap(), probe: Probe::new(&Elf::read(elf).unwrap()) }
+    }
+
+    fn release() -> Game {
+        Game::open(&common::rom(), &common::elf())
+    }
+
+    /// Runs one frame holding `keys`; panics if the ROM panicked.
+    fn frame(&mut self, keys: u32) -> Telemetry {
+        self.emu.set_keys(keys);
+        self.emu.run_frame();
+        for line in self.emu.take_log() {
+            if let Message::Panic(_) = Message::parse(&line.text) {
+                panic!("frame {}: {}", self.emu.frames(), line.text);
+            }
+        }
+        self.probe.read(&self.emu)
+    }
+
+    /// Runs `script` from the current frame to its end, and two frames more for the game to act on the last
+    /// keys (it reads them at the start of its next frame); returns the last telemetry.
+    fn script(&mut self, script: &Script) -> Telemetry {
+        let mut t = Telemetry::default();
+        while self.emu.frames() <= script.last_frame() + 2 {
+            let keys = script.keys_at(self.emu.frames());
+            t = self.frame(keys);
+        }
+        t
+    }
+}
+
+/// One sprite on screen, from OAM: its centre and its first tile (which tells what it is).
+#[derive(Clone, Copy, Debug)]
+struct Object {
+    x: i32,
+    y: i32,
+    tile: u16,
+}
+
+/// The visible sprites, from OAM.
+fn objects(emu: &Emulator) -> Vec<Object> {
+    (0..128u32)
+        .filter_map(|i| {
+            let (a0, a1, a2) = (emu.read16(0x0700_0000 + 8 * i), emu.read16(0x0700_0002 + 8 * i), emu.read16(0x0700_0004 + 8 * i));
+            if a0 & 0x0300 == 0x0200 {
+                return None;
+            }
+            let size = [8, 16, 32, 64][usize::from(a1 >> 14)];
+            let (mut x, mut y) = (i32::from(a1 & 0x1FF), i32::from(a0 & 0xFF));
+            if x >= 240 {
+                x -= 512;
+            }
+            if y >= 160 {
+                y -= 256;
+            }
+            Some(Object { x: x + size / 2, y: y + size / 2, tile: a2 & 0x3FF })
+        })
+        .collect()
+}
+
+/// First tiles of the art (build.rs lays the sprites out in name order): what the bot tells apart.
+const SHIP_TILE: u16 = 39;
+const ENEMY_BULLET_TILE: u16 = 24;
+const ENEMY_TILES: [u16; 5] = [0, 16, 20, 29, 35];
+
+/// A player that reads the screen: fires all the time, moves under the nearest enemy, sidesteps what comes at
+/// it and bombs when cornered. It scores, and dies now and then. Returns the keys for this frame.
+fn bot(emu: &Emulator, t: &Telemetry) -> u32 {
+    let objects = objects(emu);
+    let Some(ship) = objects.iter().find(|o| o.tile == SHIP_TILE).copied() else { return key("A") };
+    let mut keys = key("A");
+    let threats: Vec<&Object> = objects
+        .iter()
+        .filter(|o| o.tile == ENEMY_BULLET_TILE || ENEMY_TILES.contains(&o.tile))
+        .filter(|o| (o.x - ship.x).abs() < 22 && o.y < ship.y + 12 && o.y > ship.y - 44)
+        .collect();
+    if let Some(near) = threats.iter().min_by_key(|o| (o.x - ship.x).abs() + (ship.y - o.y).abs()) {
+        let close = (near.x - ship.x).abs() < 7 && (ship.y - near.y).abs() < 10;
+        if close && t.bombs > 0 && threats.len() > 2 {
+            keys |= key("B");
+        }
+        let go_left = if ship.x < 24 { false } else if ship.x > 216 { true } else { near.x >= ship.x };
+        keys |= if go_left { key("LEFT") } else { key("RIGHT") };
+        if near.y > ship.y - 16 && ship.y < 140 {
+            keys |= key("DOWN");
+        }
+    } else if let Some(prey) = objects.iter().filter(|o| ENEMY_TILES.contains(&o.tile)).min_by_key(|o| (o.x - ship.x).abs()) {
+        if prey.x < ship.x - 2 {
+            keys |= key("LEFT");
+        } else if prey.x > ship.x + 2 {
+            keys |= key("RIGHT");
+        }
+        if ship.y < 130 {
+            keys |= key("DOWN");
+        }
+    }
+    keys
+}
+
+/// The game built with debug assertions (the `soak` profile: release code, `cfg(debug_assertions)` on), whose
+/// every frame checks every pool's and the heap's invariants.
+fn debug_elf() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/thumbv4t-none-eabi/soak/stackshot");
+    assert!(path.exists(), "{} is missing: `cargo build --profile soak` at the root (make test does)", path.display());
+    path
+}
+
+/// The ship's centre, from OAM; runs up to 8 more frames (no keys) while it blinks after a (re)spawn.
+fn ship(g: &mut Game) -> (i32, i32) {
+    for _ in 0..8 {
+        if let Some(o) = objects(&g.emu).iter().find(|o| o.tile == SHIP_TILE) {
+            return (o.x, o.y);
+        }
+        g.frame(0);
+    }
+    panic!("no ship on screen");
+}
+
+/// Plays from the title with the bot until `done` says so or `limit` frames pass; on the game-over screen it
+/// continues (A) so the session goes on. Returns the last telemetry.
+fn play(g: &mut Game, limit: u64, continues: bool, mut done: impl FnMut(u64, &Telemetry, &Emulator) -> bool) -> Telemetry {
+    let mut t = g.frame(0);
+    for n in 0..limit {
+        let keys = match t.state {
+            state::TITLE if n % 20 == 10 => key("START"),
+            state::PLAYING => bot(&g.emu, &t),
+            state::GAME_OVER if continues && n % 20 == 10 => key("A"),
+            _ => 0,
+        };
+        t = g.frame(keys);
+        if done(n, &t, &g.emu) {
+            break;
+        }
+    }
+    t
+}
+
+#[test]
+fn the_ship_moves_shoots_an_enemy_and_the_score_rises() {
+    let mut g = Game::release();
+    let t = g.script(&Script::parse("30 START").unwrap());
+    assert_eq!((t.state, t.score, t.lives), (state::PLAYING, 0, 3));
+    let before = ship(&mut g);
+    let from = g.emu.frames();
+    let t = g.script(&Script::parse(&format!("{from}-{} LEFT", from + 29)).unwrap());
+    let after = ship(&mut g);
+    assert!(after.0 <= before.0 - 40, "LEFT moved the ship from {before:?} to {after:?}");
+    assert_eq!(t.kills, 0);
+    // START pauses and resumes.
+    let from = g.emu.frames();
+    assert_eq!(g.script(&Script::parse(&format!("{from} START")).unwrap()).state, state::PAUSED);
+    let from = g.emu.frames();
+    assert_eq!(g.script(&Script::parse(&format!("{from} START")).unwrap()).state, state::PLAYING);
+    let t = play(&mut g, 1200, false, |_, t, _| t.kills > 0);
+    assert!(t.kills > 0 && t.score > 0, "no enemy destroyed in 1200 frames: {t:?}");
+    println!("first kill at frame {}, score {}", g.emu.frames(), t.score);
+}
+
+#[test]
+fn losing_every_life_ends_the_game_with_everything_freed() {
+    let mut g = Game::release();
+    let mut t = g.script(&Script::parse("30 START").unwrap());
+    // Never moving, never firing: the enemies get through. The last ship's explosion plays out first.
+    let mut dying = false;
+    while t.state != state::GAME_OVER && t.state != state::NAME_ENTRY {
+        assert!(g.emu.frames() < 12_000, "no game over after 12,000 frames: {t:?}");
+        t = g.frame(0);
+        dying |= t.state == state::DYING;
+    }
+    assert!(dying, "the game ended without the dying phase");
+    assert_eq!(t.lives, 0);
+    assert_eq!((t.game_overs, t.leak_checks, t.leak_failures), (1, 1, 0), "{t:?}");
+    assert_eq!((t.enemies.now, t.enemy_bullets.now, t.particles.now, t.heap_used), (0, 0, 0, 0));
+    println!("game over at frame {} with score {}", g.emu.frames(), t.score);
+}
+
+const DEFAULT_TABLE: [u32; 5] = [50_000, 40_000, 30_000, 20_000, 10_000];
+
+#[test]
+fn a_high_score_survives_a_reset_and_a_corrupt_save_loads_the_defaults() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let save = dir.join("high-score.sav");
+    // A damaged record: the magic and version, then garbage. The game must shrug it off.
+    let mut corrupt = b"SSHS\x01".to_vec();
+    corrupt.resize(32 * 1024, 0x5A);
+    std::fs::write(&save, &corrupt).unwrap();
+
+    let mut g = Game::release();
+    g.emu.load_save(&save).unwrap();
+    g.emu.reset();
+    let t = (0..10).map(|_| g.frame(0)).last().unwrap();
+    assert_eq!(t.table, DEFAULT_TABLE, "a corrupt save must load as the default table");
+
+    // Play until the score makes the table, then keep the offered name.
+    let t = play(&mut g, 30_000, false, |_, t, _| t.state == state::NAME_ENTRY);
+    assert_eq!(t.state, state::NAME_ENTRY, "the bot never made the table: {t:?}");
+    let score = t.score;
+    let t = g.script(&Script::parse(&format!("{} START", g.emu.frames() + 5)).unwrap());
+    assert_eq!(t.state, state::GAME_OVER);
+    assert!(t.table.contains(&score), "{score} not in {:?}", t.table);
+
+    g.emu.reset();
+    let t = (0..10).map(|_| g.frame(0)).last().unwrap();
+    assert_eq!(t.state, state::TITLE);
+    assert!(t.table.contains(&score), "after a reset the table is {:?}, without {score}", t.table);
+    drop(g);
+
+    // And from the file alone, in a new console.
+    let mut g = Game::release();
+    g.emu.load_save(&save).unwrap();
+    g.emu.reset();
+    let t = (0..10).map(|_| g.frame(0)).last().unwrap();
+    assert!(t.table.contains(&score), "from the save file the table is {:?}, without {score}", t.table);
+    let sram = std::fs::read(&save).unwrap();
+    assert_eq!(&sram[..4], b"SSHS");
+    println!("score {score} saved: table {:?}", t.table);
+}
+
+/// Compares the screen with `tests/reference/NAME.png` pixel for pixel; `UPDATE_REFERENCES=1` rewrites the
+/// reference instead. A mismatch leaves the actual screen in target/screenshots/ and fails with the count.
+fn matches_reference(emu: &Emulator, name: &str) -> Result<(), String> {
+    let reference = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/reference").join(format!("{name}.png"));
+    if std::env::var_os("UPDATE_REFERENCES").is_some() {
+        std::fs::create_dir_all(reference.parent().unwrap()).unwrap();
+        emu.screenshot(&reference)?;
+        return Ok(());
+    }
+    let decoder = png::Decoder::new(std::fs::File::open(&reference).map_err(|e| format!("{}: {e}", reference.display()))?);
+    let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
+    let mut expected = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut expected).map_err(|e| e.to_string())?;
+    assert_eq!((info.width as usize, info.height as usize, info.color_type), (WIDTH, HEIGHT, png::ColorType::Rgb));
+    let actual = emu.screen_rgb();
+    let differing = actual.chunks(3).zip(expected.chunks(3)).filter(|(a, b)| a != b).count();
+    if differing == 0 {
+        return Ok(());
+    }
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
+    std::fs::create_dir_all(&out).unwrap();
+    let path = out.join(format!("{name}.actual.png"));
+    emu.screenshot(&path)?;
+    Err(format!("{name}: {differing} pixels differ from {}; the screen is in {}", reference.display(), path.display()))
+}
+
+#[test]
+fn screenshots_of_title_play_and_game_over_match_the_references() {
+    let mut failures = Vec::new();
+    let mut g = Game::release();
+    g.script(&Script::parse("0-89 R").unwrap());
+    failures.extend(matches_reference(&g.emu, "title").err());
+
+    // Heavy play: the first busy moment of the bot's game (deterministic: the bot reads the screen, the game
+    // seeds its randomness from the frame count).
+    let t = play(&mut g, 7_200, true, |_, t, _| t.state == state::PLAYING && t.enemy_bullets.now >= 20 && t.enemies.now >= 8);
+    assert_eq!(t.state, state::PLAYING);
+    failures.extend(matches_reference(&g.emu, "play").err());
+
+    let mut g = Game::release();
+    let mut t = g.script(&Script::parse("30 START").unwrap());
+    while t.state != state::GAME_OVER && t.state != state::NAME_ENTRY {
+        t = g.frame(0);
+    }
+    for _ in 0..30 {
+        g.frame(0);
+    }
+    failures.extend(matches_reference(&g.emu, "gameover").err());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn share(cycles: u32) -> f64 {
+    f64::from(cycles) * 100.0 / CYCLES_PER_FRAME as f64
+}
+
+/// The benchmark the README quotes: two minutes of the bot playing (continuing after a game over).
+#[test]
+fn a_heavy_two_minute_session_never_slows_down() {
+    let mut g = Game::release();
+    let t = play(&mut g, 7_200, true, |_, _, _| false);
+    println!("heavy session: {} frames, stage {}, score {}, {} enemies destroyed, {} game overs", g.emu.frames(), t.stage, t.score, t.kills, t.game_overs);
+    println!("max frame: {} cycles = {:.1}% of {CYCLES_PER_FRAME}", t.max_cycles, share(t.max_cycles));
+    println!("peaks: player bullets {}/48, enemy bullets {}/192, particles {}/96, enemies {}/32, pick-ups {}/8, sprite slots {}/128",
+        t.player_bullets.peak, t.enemy_bullets.peak, t.particles.peak, t.enemies.peak, t.pickups.peak, t.sprite_slots.peak);
+    println!("AI heap: peak {} of 3968 bytes, {} fallbacks", t.heap_peak, t.heap_fallbacks);
+    assert!(t.last_cycles > 0 && t.last_cycles <= t.max_cycles);
+    assert!(u64::from(t.max_cycles) < CYCLES_PER_FRAME, "a frame took {} cycles: the game slowed down", t.max_cycles);
+    assert_eq!(t.leak_failures, 0);
+}
+
+/// xorshift32, for the soak's input.
+struct Rng(u32);
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        self.0
+    }
+}
+
+/// An hour of emulated play (216,000 frames) with random input on the debug-assertions build: its every frame checks the
+/// allocators' invariants (a broken one panics), and every game over runs the leak check.
+#[test]
+fn an_hour_of_random_play_with_invariant_checks_leaks_nothing() {
+    let mut g = Game::open(&debug_elf(), &debug_elf());
+    let mut rng = Rng(0x50A6_1234);
+    let mut keys = 0;
+    let mut t = g.frame(0);
+    for n in 0..216_000u64 {
+        if n % 6 == 0 {
+            // Any of A, B and the d-pad; START only to leave the title or the end screens, SELECT never (the
+            // overlay's).
+            keys = rng.next() & (key("A") | key("B") | key("RIGHT") | key("LEFT") | key("UP") | key("DOWN"));
+            if matches!(t.state, state::TITLE | state::GAME_OVER | state::NAME_ENTRY) && rng.next() % 4 == 0 {
+                keys |= key("START");
+            }
+        }
+        t = g.frame(keys);
+    }
+    println!("soak: {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks",
+        g.emu.frames(), t.frame, t.game_overs, t.leak_checks, t.kills, t.heap_peak, t.heap_fallbacks);
+    assert!(t.game_overs >= 10, "only {} games in an hour: is the input reaching the game?", t.game_overs);
+    assert_eq!(t.leak_checks, t.game_overs);
+    assert_eq!(t.leak_failures, 0, "a game over left a pool or the heap not empty");
+}
