@@ -6,7 +6,7 @@ ELF := target/thumbv4t-none-eabi/release/stackshot
 ROM := target/stackshot.gba
 LOG := target/test.log
 
-.PHONY: all rom run test bench setup debug fixture
+.PHONY: all rom run test bench record-trace setup debug fixture
 all: rom
 
 setup:
@@ -46,4 +46,13 @@ test: rom fixture
 bench: setup
 	cargo build --release -p stackshot-bench
 	cd tools && cargo build --release -p bench-report
-	tools/target/x86_64-unknown-linux-gnu/release/bench-report target/thumbv4t-none-eabi/release/stackshot-bench docs/benchmarks.md docs/benchmarks.png
+	cargo build --release
+	tools/target/x86_64-unknown-linux-gnu/release/bench-report target/thumbv4t-none-eabi/release/stackshot-bench \
+	  target/thumbv4t-none-eabi/release/stackshot bench/traces/play.keys docs/benchmarks.md docs/benchmarks.png
+
+# Records the game's AI heap traffic (a build with --features alloc-trace, playing bench/traces/play.keys for five
+# minutes) into bench/traces/ai-scratch.txt, the "AI scratch" trace `make bench` replays.
+record-trace: setup
+	cargo build --release --features alloc-trace --target-dir target/alloc-trace
+	cd tools && cargo build --release -p bench-report
+	tools/target/x86_64-unknown-linux-gnu/release/bench-report record target/alloc-trace/thumbv4t-none-eabi/release/stackshot bench/traces/play.keys 18000 bench/traces/ai-scratch.txt

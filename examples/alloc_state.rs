@@ -94,13 +94,13 @@ pub extern "C" fn alloc_state_checked() {
 
 fn alloc(pool: &mut IndexPool<Bullet, u8, SLOTS>, k: i16) -> Handle<Bullet, u8> {
     let h = pool.alloc(Bullet { x: 20 + 30 * k, y: 100 - 8 * k, dx: 0, dy: -2 });
-    trace::pool_alloc("BULLETS", h.map(|h| usize::from(h.index())));
+    trace::pool_alloc(pool.id(), h.map(|h| usize::from(h.index())));
     h.expect("the pool has room")
 }
 
 fn free(pool: &mut IndexPool<Bullet, u8, SLOTS>, h: Handle<Bullet, u8>) {
     let r = pool.free(h);
-    trace::pool_free("BULLETS", usize::from(h.index()), r.map(|_| ()));
+    trace::pool_free(pool.id(), usize::from(h.index()), r.map(|_| ()));
 }
 
 /// Writes what the pool's and heap's APIs say into the report.

@@ -35,7 +35,7 @@ pub const SCREENBLOCK: u16 = 30;
 /// The BG palette bank of every overlay colour (the text layer's inks are 12..=15).
 pub const PALBANK: u16 = 11;
 /// The first screen row the overlay draws on.
-pub const TOP: u16 = 12;
+pub const TOP: u16 = 11;
 /// Pools beyond this many are not shown.
 pub const MAX_POOLS: usize = 3;
 /// Screen rows of the heap strip, and the blocks (pixels) they hold.

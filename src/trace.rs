@@ -8,15 +8,15 @@
 //! trace::heap_alloc(size, align, r);
 //! ```
 //! The lines read `alloc-trace: heap alloc 40 B align 4 -> 0x03001088`, `alloc-trace: heap free 0x03001088 ->
-//! ok`, `alloc-trace: pool BULLETS alloc -> 3` (or `-> full`), `alloc-trace: pool BULLETS free 3 -> DoubleFree`.
+//! ok`, `alloc-trace: pool 1 alloc -> 3` (or `-> full`), `alloc-trace: pool 1 free 3 -> DoubleFree` (pools by id).
 
 use core::ptr::NonNull;
 use stackshot_alloc::heap::HeapError;
 use stackshot_alloc::pool::PoolError;
 
-/// A pool allocation: the slot index it returned, or `None` when the pool was full.
+/// A pool allocation in the pool with id `pool`: the slot index it returned, or `None` when the pool was full.
 #[inline(always)]
-pub fn pool_alloc(pool: &str, index: Option<usize>) {
+pub fn pool_alloc(pool: u8, index: Option<usize>) {
     #[cfg(feature = "alloc-trace")]
     match index {
         Some(i) => crate::info!("alloc-trace: pool {pool} alloc -> {i}"),
@@ -26,9 +26,9 @@ pub fn pool_alloc(pool: &str, index: Option<usize>) {
     let _ = (pool, index);
 }
 
-/// A pool free of slot `index` and its outcome.
+/// A free of slot `index` in the pool with id `pool`, and its outcome.
 #[inline(always)]
-pub fn pool_free(pool: &str, index: usize, result: Result<(), PoolError>) {
+pub fn pool_free(pool: u8, index: usize, result: Result<(), PoolError>) {
     #[cfg(feature = "alloc-trace")]
     match result {
         Ok(()) => crate::info!("alloc-trace: pool {pool} free {index} -> ok"),

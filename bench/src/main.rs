@@ -55,7 +55,7 @@ extern "C" fn main() -> ! {
     heaps::space(region);
     let mut results = [("", heaps::Figures::default(), [("", heaps::Figures::default()); 3]); 3];
     for (i, make) in [
-        (|t: &mut Trace| traces::ai_scratch(t, 0xA15C)) as fn(&mut Trace),
+        traces::ai_scratch as fn(&mut Trace),
         |t| traces::random_mix(t, 0x5EED),
         |t| traces::adversarial(t),
     ]

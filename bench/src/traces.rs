@@ -79,26 +79,14 @@ impl Live {
     }
 }
 
-/// Enemy AI scratch as the game asks for it: waypoint lists (24–96 bytes), target lists (8–40 bytes) and an
-/// occasional formation plan (160–320 bytes), most freed within a few dozen operations, the plans living longer.
-pub fn ai_scratch(trace: &mut Trace, seed: u32) {
-    trace.reset("AI scratch", "game-like: 8–320 B, short lives, few long-lived plans");
-    let mut rng = Rng::new(seed);
-    let mut live = Live::new();
-    while trace.len < MAX_OPS - 1 {
-        if live.len > 24 || (live.len > 0 && rng.chance(45)) {
-            // Young allocations die first: pick among the last few.
-            let window = live.len.min(6);
-            let i = live.len - 1 - rng.below(window as u32) as usize;
-            trace.push(Op::Free { id: live.remove_at(i) });
-        } else if let Some(id) = live.add() {
-            let size = match rng.below(100) {
-                0..=54 => 24 + 8 * rng.below(10),
-                55..=94 => 8 + 8 * rng.below(5),
-                _ => 160 + 8 * rng.below(21),
-            } as u16;
-            trace.push(Op::Alloc { id, size, align: 4 });
-        }
+/// The game's own AI scratch traffic: five minutes of scripted play (bench/traces/play.keys) recorded by
+/// `make record-trace` into bench/traces/ai-scratch.txt.
+const RECORDED: &[Op] = include!(concat!(env!("OUT_DIR"), "/ai_trace.rs"));
+
+pub fn ai_scratch(trace: &mut Trace) {
+    trace.reset("AI scratch", "recorded from the game: 5 minutes of play");
+    for op in RECORDED {
+        trace.push(*op);
     }
 }
 

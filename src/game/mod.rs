@@ -23,6 +23,7 @@ pub mod telemetry;
 mod waves;
 
 use crate::cycles::Stopwatch;
+use crate::overlay::{self, PoolGauge};
 use crate::pools::pool_get_mut;
 use crate::save::{self, HighScores};
 use crate::sound::{self, Effect};
@@ -140,6 +141,9 @@ pub fn run() -> ! {
     IME.write(true);
 
     let mut mem = Memory::take();
+    // SAFETY: the region the heap was made on, static for the whole program; the overlay reads it only from this
+    // loop, between heap calls (no interrupt handler allocates).
+    let ai_map = unsafe { overlay::HeapMap::new((&raw const memory::AI_REGION).cast(), memory::HEAP_BYTES) };
     let stats = telemetry::take();
     let mut game = Game::new(save::load());
     game.enter_title();
@@ -150,13 +154,22 @@ pub fn run() -> ! {
         stars::scroll(game.sky);
         game.show_flash();
         let watch = Stopwatch::start();
-        let input = Input::read(KEYINPUT.read(), last);
+        let keys = KEYINPUT.read();
+        let input = Input::read(keys, last);
         last = input;
         game.frame(input, &mut mem, stats);
 
-        // ---- OVERLAY: the allocator overlay (src/overlay.rs) is polled and drawn here, and only here: it owns
-        // SELECT, which the game ignores. The heap is `mem.heap` over `memory::AI_REGION`; the pools are the
-        // fields of `mem`; the last frame's cycles are `stats.last_cycles`. ----
+        // The allocator overlay owns SELECT, which the game ignores; hidden, it costs one flag read.
+        overlay::poll(keys);
+        overlay::draw(
+            &ai_map,
+            &[
+                PoolGauge::new("SHOTS", mem.player_bullets.len(), memory::PLAYER_BULLETS),
+                PoolGauge::new("BULLETS", mem.enemy_bullets.len(), memory::ENEMY_BULLETS),
+                PoolGauge::new("SPARKS", mem.particles.len(), memory::PARTICLES),
+            ],
+            stats.last_cycles,
+        );
 
         let cycles = watch.elapsed();
         stats.last_cycles = cycles;

@@ -1,5 +1,5 @@
 //! What the game tells the host tests about itself: one `#[repr(C)]` static of 32-bit words at a symbol the
-//! harness finds in the ELF. Its mirror for the host is `tools/harness/tests/common/telemetry.rs`: change both
+//! harness finds in the ELF. Its mirror for the host is `tools/harness/src/telemetry.rs`: change both
 //! together (the `MAGIC` word guards against a stale layout).
 
 /// Written once at boot; the host checks it before trusting the rest.

@@ -1,5 +1,7 @@
-//! `bench-report ROM OUT.md CHART.png`: runs the benchmark ROM until it prints `@@done`, then writes its tables
-//! as Markdown and its chart as a PNG, and prints the tables.
+//! `bench-report BENCH_ELF GAME_ELF KEYS OUT.md CHART.png`: runs the benchmark ROM until it prints `@@done`, plays
+//! the game on the key script for two minutes, then writes the tables as Markdown and the chart as a PNG, and
+//! prints the tables. `bench-report record …` records the game's heap
+//! traffic for the benchmark to replay (see `record.rs`).
 //!
 //! The ROM's lines (besides the `@@panic` and `@@done` of every StackShot ROM):
 //! - `@@table ID|TITLE|COLUMN|COLUMN...` starts a table;
@@ -8,9 +10,13 @@
 //! - `@@bar CATEGORY|SERIES|CYCLES` adds a bar to the chart (bars grouped by category, one colour a series).
 
 mod chart;
+mod record;
 
-use harness::emulator::Emulator;
+use harness::elf::Elf;
+use harness::emulator::{CYCLES_PER_FRAME, Emulator};
+use harness::keys::Script;
 use harness::protocol::Message;
+use harness::telemetry::{Probe, state};
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -35,11 +41,22 @@ pub struct Bar {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [rom, markdown, png] = args.as_slice() else {
-        eprintln!("usage: bench-report ROM OUT.md CHART.png");
-        return ExitCode::from(2);
+    let result = match args.as_slice() {
+        [record, elf, script, frames, out] if record == "record" => match frames.parse() {
+            Ok(frames) => record::record(Path::new(elf), Path::new(script), frames, Path::new(out)),
+            Err(_) => Err(format!("FRAMES `{frames}` is not a number")),
+        },
+        [rom, game, keys, markdown, png] => {
+            run(Path::new(rom), Path::new(game), Path::new(keys), Path::new(markdown), Path::new(png))
+        }
+        _ => {
+            eprintln!(
+                "usage: bench-report BENCH_ELF GAME_ELF KEYS OUT.md CHART.png | bench-report record ELF SCRIPT FRAMES OUT.txt"
+            );
+            return ExitCode::from(2);
+        }
     };
-    match run(Path::new(rom), Path::new(markdown), Path::new(png)) {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench-report: {e}");
@@ -48,8 +65,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(rom: &Path, markdown: &Path, png: &Path) -> Result<(), String> {
-    let (tables, bars) = collect(rom)?;
+fn run(rom: &Path, game: &Path, keys: &Path, markdown: &Path, png: &Path) -> Result<(), String> {
+    let (mut tables, bars) = collect(rom)?;
+    tables.push(game_frames(game, keys)?);
     let mut text = String::from("# Benchmarks\n\n");
     text += "Measured by `make bench`: the benchmark ROM (`bench/`) runs in the headless mGBA harness, which models \
              the GBA's ARM7TDMI at 16.78 MHz with its memory wait states; every figure is a count of CPU cycles or \
@@ -108,6 +126,50 @@ fn collect(rom: &Path) -> Result<(Vec<Table>, Vec<Bar>), String> {
         }
     }
     Err(format!("no @@done within {FRAME_LIMIT} frames"))
+}
+
+/// Frames of the game session: two minutes.
+const GAME_FRAMES: u64 = 7_200;
+
+/// Plays the game on `keys` and tabulates the cycles each frame of play took (telemetry's `last_cycles`).
+fn game_frames(elf: &Path, keys: &Path) -> Result<Table, String> {
+    let script = Script::parse(&std::fs::read_to_string(keys).map_err(|e| format!("{}: {e}", keys.display()))?)?;
+    let probe = Probe::new(&Elf::read(elf)?)?;
+    let mut emu = Emulator::open(elf)?;
+    let mut cycles = Vec::new();
+    for frame in 0..GAME_FRAMES {
+        emu.set_keys(script.keys_at(frame));
+        emu.run_frame();
+        let t = probe.read(&emu);
+        if t.state == state::PLAYING {
+            cycles.push(t.last_cycles);
+        }
+    }
+    if cycles.is_empty() {
+        return Err("the game never reached play".into());
+    }
+    let t = probe.read(&emu);
+    cycles.sort_unstable();
+    let share = |c: u32| format!("{c} ({:.1}%)", f64::from(c) * 100.0 / CYCLES_PER_FRAME as f64);
+    Ok(Table {
+        id: "game".into(),
+        title: "The game: cycles per frame of play".into(),
+        columns: ["session", "build", "frames of play", "median", "max", "game overs"].map(String::from).to_vec(),
+        rows: vec![vec![
+            format!("{} (two minutes)", keys.display()),
+            "release; hot paths ARM in IWRAM, the rest Thumb in ROM".into(),
+            cycles.len().to_string(),
+            share(cycles[cycles.len() / 2]),
+            share(cycles[cycles.len() - 1]),
+            t.game_overs.to_string(),
+        ]],
+        notes: vec![format!(
+            "A frame is {CYCLES_PER_FRAME} cycles. Counted from the start of the frame's work (after the VBlank \
+             copy to OAM) to its end, by the game's own stopwatch; peaks: enemy bullets {}, particles {}, sprite \
+             slots {}, heap {} bytes.",
+            t.enemy_bullets.peak, t.particles.peak, t.sprite_slots.peak, t.heap_peak
+        )],
+    })
 }
 
 fn render(table: &Table) -> String {

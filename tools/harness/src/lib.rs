@@ -6,3 +6,4 @@ pub mod header;
 pub mod keys;
 pub mod protocol;
 pub mod runner;
+pub mod telemetry;

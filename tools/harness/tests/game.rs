@@ -2,15 +2,13 @@
 //! high-score table across a reset, reference screenshots, a heavy two-minute session measured, and an hour
 //! of random play on the debug build with the allocators checked every frame.
 mod common;
-#[path = "common/telemetry.rs"]
-mod telemetry;
 
 use harness::elf::Elf;
 use harness::emulator::{CYCLES_PER_FRAME, Emulator, HEIGHT, WIDTH};
 use harness::keys::{Script, bit};
 use harness::protocol::Message;
 use std::path::{Path, PathBuf};
-use telemetry::{Probe, Telemetry, state};
+use harness::telemetry::{Probe, Telemetry, state};
 
 fn key(name: &str) -> u32 {
     bit(name).unwrap()
@@ -24,7 +22,7 @@ struct Game {
 
 impl Game {
     fn open(rom: &Path, elf: &Path) -> Game {
-        Game { emu: Emulator::open(rom).unwrap(), probe: Probe::new(&Elf::read(elf).unwrap()) }
+        Game { emu: Emulator::open(rom).unwrap(), probe: Probe::new(&Elf::read(elf).unwrap()).unwrap() }
     }
 
     fn release() -> Game {

@@ -2,8 +2,8 @@
 //! `src/game/telemetry.rs` (a `#[repr(C)]` struct of 32-bit words at the symbol `STACKSHOT_STATS`). Change
 //! both together; `MAGIC` catches a stale layout.
 
-use harness::elf::Elf;
-use harness::emulator::Emulator;
+use crate::elf::Elf;
+use crate::emulator::Emulator;
 
 pub const MAGIC: u32 = u32::from_le_bytes(*b"SSTM");
 
@@ -62,10 +62,12 @@ pub struct Probe {
 }
 
 impl Probe {
-    pub fn new(elf: &Elf) -> Probe {
-        let symbol = elf.symbol("STACKSHOT_STATS").expect("STACKSHOT_STATS in the ELF");
-        assert_eq!(symbol.size, WORDS * 4, "the telemetry's size changed: update this mirror");
-        Probe { address: symbol.address }
+    pub fn new(elf: &Elf) -> Result<Probe, String> {
+        let symbol = elf.symbol("STACKSHOT_STATS").ok_or("no STACKSHOT_STATS in the ELF: not the game?")?;
+        if symbol.size != WORDS * 4 {
+            return Err(format!("STACKSHOT_STATS is {} bytes, not {}: update src/telemetry.rs", symbol.size, WORDS * 4));
+        }
+        Ok(Probe { address: symbol.address })
     }
 
     pub fn read(&self, emu: &Emulator) -> Telemetry {
