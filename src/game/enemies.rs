@@ -512,3 +512,58 @@ impl Enemy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::memory::Memory;
+    use stackshot_alloc::rng::Rng;
+
+    /// With the heap full, every kind still spawns and flies on its simpler behaviour, the refusals are
+    /// counted, and nothing touches the heap: the game goes on.
+    #[test_case]
+    fn enemies_fall_back_when_the_heap_is_full() {
+        let mut mem = Memory::take();
+        while heap_alloc(&mut mem.heap, 8, 4).is_ok() {}
+        let full = mem.heap.stats();
+        assert_eq!(full.free_bytes, 0);
+        let (mut rng, mut fallbacks) = (Rng::new(7), 0);
+        let mut w = World {
+            heap: &mut mem.heap,
+            fallbacks: &mut fallbacks,
+            bullets: mem.enemy_bullets,
+            particles: mem.particles,
+            pickups: mem.pickups,
+            rng: &mut rng,
+            target: (Fx::new(120), Fx::new(140)),
+            vulnerable: false,
+            rank: 0,
+            stage: 0,
+            score: 0,
+            boss_destroyed: false,
+            rammed: false,
+        };
+        let kinds = [Kind::Dart, Kind::Crab, Kind::Saucer, Kind::Mine, Kind::Boss];
+        for (i, kind) in kinds.into_iter().enumerate() {
+            spawn(mem.enemies, &mut w, kind, 30 + 45 * i as i32, 30, i as i16);
+        }
+        assert_eq!(mem.enemies.len(), kinds.len(), "an enemy was not spawned");
+        assert_eq!(*w.fallbacks, 4, "every kind but the mine asks the heap for scratch");
+        let refused = w.heap.stats();
+        assert_eq!(refused.failed_requests, full.failed_requests + 4, "the heap did not see the four requests");
+        let mut moved = 0;
+        for _ in 0..120 {
+            mem.enemies.retain(|e| {
+                let (x, y) = (e.x, e.y);
+                let alive = e.step(&mut w);
+                if (e.x, e.y) != (x, y) {
+                    moved += 1;
+                }
+                alive
+            });
+        }
+        assert!(moved > 120, "the enemies barely moved on their fallback behaviour ({moved} moves)");
+        assert_eq!(w.heap.stats(), refused, "an enemy without scratch changed the heap");
+        crate::info!("heap full: 5 enemies, {} refusals, {moved} moves in 120 frames", *w.fallbacks);
+    }
+}
