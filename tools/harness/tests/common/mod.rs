@@ -1,4 +1,5 @@
 //! Paths to what `make` built, for the tests that check the real ROM.
+#![allow(dead_code, reason = "each test file uses the paths it needs")]
 use std::path::PathBuf;
 
 fn built(relative: &str) -> PathBuf {
