@@ -31,7 +31,7 @@ const MARGIN: i32 = 8;
 #[instruction_set(arm::a32)]
 #[inline(never)]
 pub fn move_bullets<const N: usize>(pool: &mut IndexPool<Bullet, u8, N>) {
-    sweep!(pool, N, |b| {
+    sweep!(pool, |b| {
         let x = b.x.to_raw() + b.vx.to_raw();
         let y = b.y.to_raw() + b.vy.to_raw();
         b.x = Fx::from_raw(x);

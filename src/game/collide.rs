@@ -52,7 +52,7 @@ pub fn hit_enemies<const N: usize>(bullets: &mut IndexPool<Bullet, u8, N>, targe
         len = ENEMIES;
     }
     let mut hit = 0;
-    sweep!(bullets, N, |b| {
+    sweep!(bullets, |b| {
         let (x, y) = (b.x.to_raw() >> 8, b.y.to_raw() >> 8);
         let mut i = 0;
         while i < len {
@@ -76,7 +76,7 @@ pub fn hit_enemies<const N: usize>(bullets: &mut IndexPool<Bullet, u8, N>, targe
 #[inline(never)]
 pub fn hit_player<const N: usize>(bullets: &mut IndexPool<Bullet, u8, N>, x: i32, y: i32, reach: i32) -> bool {
     let mut hit = false;
-    sweep!(bullets, N, |b| {
+    sweep!(bullets, |b| {
         let dx = (b.x.to_raw() >> 8) - x;
         let dy = (b.y.to_raw() >> 8) - y;
         let inside = dx >= -reach && dx <= reach && dy >= -reach && dy <= reach;

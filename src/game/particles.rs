@@ -37,7 +37,7 @@ impl Sprited for Particle {
 #[instruction_set(arm::a32)]
 #[inline(never)]
 pub fn move_particles<const N: usize>(pool: &mut IndexPool<Particle, u8, N>) {
-    sweep!(pool, N, |p| {
+    sweep!(pool, |p| {
         let (vx, vy) = (p.vx.to_raw(), p.vy.to_raw());
         // Lose 1/16 of the speed a frame.
         let (vx, vy) = (vx - (vx >> 4), vy - (vy >> 4));

@@ -163,7 +163,7 @@ impl Shadow {
 #[instruction_set(arm::a32)]
 #[inline(never)]
 pub fn draw_pool<T: Sprited, const N: usize>(pool: &mut IndexPool<T, u8, N>, shadow: &mut Shadow, look: &Look) {
-    sweep!(pool, N, |object| {
+    sweep!(pool, |object| {
         let (x, y) = object.centre();
         shadow.put(look, x.to_raw() >> 8, y.to_raw() >> 8, object.frame());
         true

@@ -205,6 +205,26 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
         }
     }
 
+    /// The handle of the `n`-th live object (`n < len()`), in O(1), for walks that must not take a closure (an
+    /// ARM caller in IWRAM inlines this, not `retain`'s closure). A walk `n = 0, 1, …` meets every live object
+    /// once; freeing the object at `n` moves one already met into its place, so after a free the walk stays at
+    /// the same `n`:
+    /// ```ignore
+    /// let mut n = 0;
+    /// while let Some(h) = pool.nth_live(n) {
+    ///     if keep(pool.get_mut(h)) { n += 1 } else { pool.free(h); }
+    /// }
+    /// ```
+    #[inline(always)]
+    pub fn nth_live(&self, n: usize) -> Option<Handle<T, I>> {
+        let p = self.free + n;
+        if p >= N {
+            return None;
+        }
+        // SAFETY: `p < N` was checked above.
+        Some(Handle::from_raw(unsafe { *self.stack.get_unchecked(p) }, self.id))
+    }
+
     /// The live values with their handles, in O(live).
     pub fn iter(&self) -> Iter<'_, T, I> {
         Iter { live: &self.stack[self.free..], slots: self.slots.as_ptr(), id: self.id, _p: PhantomData }
@@ -400,6 +420,29 @@ mod tests {
         p.peak = 1;
         p.free = 9;
         assert_eq!(p.check(), Err(CheckError::CountTooLarge));
+    }
+
+    #[test]
+    fn an_nth_live_walk_meets_every_live_object_once_while_freeing() {
+        let mut p: IndexPool<u32, u8, 16> = IndexPool::new(0);
+        let handles: [_; 12] = core::array::from_fn(|i| p.alloc(i as u32).unwrap());
+        for h in [handles[2], handles[7], handles[9]] {
+            p.free(h).unwrap();
+        }
+        let (mut n, mut met) = (0, 0u32);
+        while let Some(h) = p.nth_live(n) {
+            let v = *p.get(h).unwrap();
+            assert_eq!(met & (1 << v), 0, "met {v} twice");
+            met |= 1 << v;
+            if v % 2 == 0 {
+                p.free(h).unwrap();
+            } else {
+                n += 1;
+            }
+        }
+        assert_eq!(met, 0b1111_1111_1111 & !(1 << 2 | 1 << 7 | 1 << 9));
+        assert_eq!(p.len(), 4, "the odd ones 1, 3, 5, 11 stay");
+        assert_eq!(p.check(), Ok(()));
     }
 
     #[test]
