@@ -138,20 +138,26 @@ impl Emulator {
         unsafe { shim_set_keys(self.shim, keys) };
     }
 
-    // SAFETY (all bus accesses): the shim is open; the bus accepts any address (unmapped ones read open bus).
+    // The bus accessors: the shim is open for as long as `self` lives, and mGBA's bus accepts any address
+    // (unmapped ones read open bus, writes to them are dropped).
     pub fn read8(&self, address: u32) -> u8 {
+        // SAFETY: the shim is open; any address is valid on the emulated bus.
         unsafe { shim_read8(self.shim, address) as u8 }
     }
     pub fn read16(&self, address: u32) -> u16 {
+        // SAFETY: as in `read8`.
         unsafe { shim_read16(self.shim, address) as u16 }
     }
     pub fn read32(&self, address: u32) -> u32 {
+        // SAFETY: as in `read8`.
         unsafe { shim_read32(self.shim, address) }
     }
     pub fn write8(&mut self, address: u32, value: u8) {
+        // SAFETY: as in `read8`; a write to the emulated bus touches only emulated memory.
         unsafe { shim_write8(self.shim, address, value) }
     }
     pub fn write32(&mut self, address: u32, value: u32) {
+        // SAFETY: as in `write8`.
         unsafe { shim_write32(self.shim, address, value) }
     }
 
