@@ -12,7 +12,7 @@
 use core::fmt::Write;
 use gba::prelude::*;
 use stackshot::cycles::Stopwatch;
-use stackshot::overlay::{self, HeapMap, PoolGauge};
+use stackshot::overlay::{self, PoolGauge};
 use stackshot::scratch::{heap_alloc, heap_free};
 use stackshot::{text, trace};
 use stackshot_alloc::heap::{Heap, Stats};
@@ -149,10 +149,8 @@ extern "C" fn main() -> ! {
     // reference once, here.
     let (pool, slot, report_to) = unsafe { (&mut *(&raw mut BULLETS), &mut *(&raw mut AI_HEAP), &mut *(&raw mut ALLOC_STATE_REPORT)) };
     let region = (&raw mut AI_REGION).cast::<u8>();
-    // SAFETY: the region is a static only this heap uses (the overlay's view only reads it between heap calls).
+    // SAFETY: the region is a static only this heap uses.
     let heap = slot.insert(unsafe { Heap::from_raw(region, REGION_BYTES) }.expect("4 KB is a valid heap"));
-    // SAFETY: the same region as the heap's; `draw` runs between heap calls, never from an interrupt handler.
-    let map = unsafe { HeapMap::new(region, REGION_BYTES) };
 
     let handles: [Handle<Bullet, u8>; 6] = core::array::from_fn(|k| alloc(pool, k as i16));
     free(pool, handles[4]);
@@ -200,7 +198,7 @@ extern "C" fn main() -> ! {
         };
         alloc_state_checked();
         overlay::poll(KEYINPUT.read());
-        overlay::draw(&map, &[PoolGauge::new("BULLETS", pool.len(), SLOTS)], last_frame_cycles);
+        overlay::draw(heap, &[PoolGauge::new("BULLETS", pool.len(), SLOTS)], last_frame_cycles);
         last_frame_cycles = watch.elapsed();
         VBlankIntrWait();
     }

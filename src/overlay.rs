@@ -26,7 +26,7 @@ use crate::text::Number;
 use gba::gba_cell::GbaCell;
 use gba::mmio::{Safe, VolGrid2d};
 use gba::prelude::*;
-use stackshot_alloc::heap::header_blocks;
+use stackshot_alloc::heap::{Block, Heap};
 
 /// The charblock holding the overlay's tiles (the text layer uses charblock 0).
 pub const CHARBLOCK: u16 = 1;
@@ -96,41 +96,6 @@ pub struct PoolGauge {
 impl PoolGauge {
     pub fn new(name: &'static str, len: usize, capacity: usize) -> PoolGauge {
         PoolGauge { name, len: len as u16, capacity: capacity as u16 }
-    }
-}
-
-/// Read-only view of a tree-heap's region, decoded with the documented layout
-/// (`crates/stackshot-alloc/src/heap/mod.rs`): 8-byte blocks from the first 8-aligned byte, the map from byte 4.
-#[derive(Clone, Copy, Debug)]
-pub struct HeapMap {
-    base: *const u8,
-    first: u32,
-    end: u32,
-}
-
-impl HeapMap {
-    /// The view of the region a `Heap` was made on (`Heap::from_raw(region, len)`, same arguments).
-    ///
-    /// # Safety
-    /// `region..region + len` must stay valid for reads while the view is used, and [`draw`] must not run while
-    /// a heap call is in progress (e.g. from an interrupt handler that interrupted one), so the map is whole.
-    pub unsafe fn new(region: *const u8, len: usize) -> HeapMap {
-        let skip = (8 - (region as usize & 7)) & 7;
-        let total = (len.saturating_sub(skip) / 8) as u32;
-        // SAFETY: skip < 8 <= len for any region a heap accepts (at least 16 bytes); the caller vouches for it.
-        HeapMap { base: unsafe { region.add(skip) }, first: header_blocks(total), end: total }
-    }
-
-    /// Managed blocks.
-    pub fn blocks(&self) -> u32 {
-        self.end - self.first
-    }
-
-    /// The 2-bit map code of managed block `first + i`: 00 free, 01 used, 11 used run end, 10 red free-run start.
-    fn code(&self, i: u32) -> u32 {
-        // SAFETY: i < blocks, so byte 4 + i/4 is inside the map, which is inside the region (see `new`).
-        let byte = unsafe { self.base.add(4 + (i >> 2) as usize).read_volatile() };
-        (u32::from(byte) >> ((i & 3) * 2)) & 3
     }
 }
 
@@ -237,11 +202,11 @@ fn bar(first: u16, y: u16, filled: u32, fill: u32) {
 
 /// Redraws the overlay from the heap's map, the pools' gauges and the last frame's cycle count. Does nothing
 /// while hidden.
-pub fn draw(heap: &HeapMap, pools: &[PoolGauge], last_frame_cycles: u32) {
+pub fn draw(heap: &Heap, pools: &[PoolGauge], last_frame_cycles: u32) {
     if !VISIBLE.read() {
         return;
     }
-    let blocks = heap.blocks();
+    let blocks = (heap.capacity() / 8) as u32;
     // Pixels show `per` blocks each when the heap has more blocks than the strip has pixels.
     let per = blocks.div_ceil(STRIP_PIXELS).max(1);
     let (mut used, mut runs, mut prev_free) = (0, 0, false);
@@ -253,11 +218,11 @@ pub fn draw(heap: &HeapMap, pools: &[PoolGauge], last_frame_cycles: u32) {
             let mut shown = if b < blocks { colour::FREE } else { colour::BACKDROP };
             let mut k = 0;
             while k < per && b < blocks {
-                let c = heap.code(b);
-                let free = c & 1 == 0;
+                let block = heap.block(b);
+                let free = block == Some(Block::Free);
                 let here = if !free {
                     used += 1;
-                    if c == 3 { colour::USED_END } else { colour::USED }
+                    if block == Some(Block::UsedEnd) { colour::USED_END } else { colour::USED }
                 } else if !prev_free {
                     runs += 1;
                     colour::FREE_START

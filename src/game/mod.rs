@@ -141,9 +141,6 @@ pub fn run() -> ! {
     IME.write(true);
 
     let mut mem = Memory::take();
-    // SAFETY: the region the heap was made on, static for the whole program; the overlay reads it only from this
-    // loop, between heap calls (no interrupt handler allocates).
-    let ai_map = unsafe { overlay::HeapMap::new((&raw const memory::AI_REGION).cast(), memory::HEAP_BYTES) };
     let stats = telemetry::take();
     let mut game = Game::new(save::load());
     game.enter_title();
@@ -162,7 +159,7 @@ pub fn run() -> ! {
         // The allocator overlay owns SELECT, which the game ignores; hidden, it costs one flag read.
         overlay::poll(keys);
         overlay::draw(
-            &ai_map,
+            &mem.heap,
             &[
                 PoolGauge::new("SHOTS", mem.player_bullets.len(), memory::PLAYER_BULLETS),
                 PoolGauge::new("BULLETS", mem.enemy_bullets.len(), memory::ENEMY_BULLETS),

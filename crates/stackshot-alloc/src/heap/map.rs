@@ -18,7 +18,28 @@ pub(super) const USED_BIT: u8 = 0b01;
 /// The low bit of every code in a map word: `USED` in all 16 blocks.
 const EVEN: u32 = 0x5555_5555;
 
+/// What the map says of one managed block, for overlays and debuggers (the red-black colour stays private).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    Free,
+    Used,
+    /// The last block of a used run.
+    UsedEnd,
+}
+
 impl Heap<'_> {
+    /// Managed block `i` (counted from 0; `None` past the last), read from the map.
+    pub fn block(&self, i: u32) -> Option<Block> {
+        if i >= self.end - self.first {
+            return None;
+        }
+        Some(match self.map_get(self.first + i) {
+            USED => Block::Used,
+            LAST => Block::UsedEnd,
+            _ => Block::Free,
+        })
+    }
+
     /// The map code of managed block `b` (`first <= b < end`).
     #[inline(always)]
     pub(super) fn map_get(&self, b: u32) -> u8 {

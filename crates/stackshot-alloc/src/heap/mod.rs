@@ -94,6 +94,7 @@ mod tree;
 
 pub use adapter::LockedHeap;
 pub use check::{Invariant, InvariantKind};
+pub use map::Block;
 pub use stats::Stats;
 
 use core::marker::PhantomData;

@@ -541,3 +541,22 @@ fn tree_height_on_adversarial_patterns() {
         }
     }
 }
+
+#[test]
+fn block_reports_each_managed_block_as_the_map_has_it() {
+    let mut words = region(4096);
+    let mut h = Heap::new(bytes(&mut words)).unwrap();
+    let a = h.alloc(24, 8).unwrap();
+    let b = h.alloc(8, 8).unwrap();
+    h.free(a).unwrap();
+    let managed = (h.capacity() / 8) as u32;
+    let (ia, ib) = (block_of(&h, a) - h.first, block_of(&h, b) - h.first);
+    // `a`'s three blocks are free again, `b` is a one-block run (its only block is its end), the rest free.
+    assert_eq!([ia, ia + 1, ia + 2].map(|i| h.block(i)), [Some(Block::Free); 3]);
+    assert_eq!(h.block(ib), Some(Block::UsedEnd));
+    let c = h.alloc(16, 8).unwrap();
+    let ic = block_of(&h, c) - h.first;
+    assert_eq!((h.block(ic), h.block(ic + 1)), (Some(Block::Used), Some(Block::UsedEnd)));
+    assert_eq!(h.block(managed - 1), Some(Block::Free));
+    assert_eq!(h.block(managed), None);
+}
