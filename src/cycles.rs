@@ -2,8 +2,8 @@
 //!
 //! - [`Stopwatch`]: timer 0 counts every cycle and timer 1 its overflows: 32 bits, 256 s before it wraps. For
 //!   whole tests and frames.
-//! - [`OpTimer`]: timer 0 alone, read before and after one short operation, minus the cost of the reads
-//!   themselves measured once. For the cycles of a single allocate or free.
+//! - [`OpTimer`]: timer 0 alone, read before and after one short operation inlined into an ARM (IWRAM) or a
+//!   Thumb (ROM) caller, minus the cost of the reads. For the cycles of a single allocate or free.
 //!
 //! They share timer 0: use one at a time.
 
@@ -45,51 +45,83 @@ impl Stopwatch {
     }
 }
 
-/// Times single operations shorter than 65,536 cycles. Exact for code in IWRAM; code in ROM may read a cycle or
-/// two off, with the prefetch buffer.
+/// One operation for [`OpTimer`]; implementations mark `run` `#[inline(always)]`, so that it inlines whole into
+/// the timing function of either build (a closure would stay a Thumb call from ARM code).
+pub trait Op {
+    type Out;
+    fn run(&mut self) -> Self::Out;
+}
+
+/// Timer 0's count, read with one `ldrh` (an asm block: also a barrier the compiler cannot move memory
+/// accesses across).
+#[inline(always)]
+fn now() -> u16 {
+    let count: u16;
+    // SAFETY: reads the 16-bit TM0CNT_L register (0x04000100), which has no side effects.
+    unsafe {
+        core::arch::asm!("ldrh {0}, [{1}]", out(reg) count, in(reg) 0x0400_0100u32, options(nostack, preserves_flags))
+    };
+    count
+}
+
+/// Runs `op` timed, as ARM code in IWRAM.
+#[unsafe(link_section = ".iwram.time_arm")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+fn time_arm<O: Op>(op: &mut O) -> (O::Out, u16) {
+    let before = now();
+    let out = op.run();
+    let after = now();
+    (out, after.wrapping_sub(before))
+}
+
+/// Runs `op` timed, as Thumb code in ROM.
+#[inline(never)]
+fn time_thumb<O: Op>(op: &mut O) -> (O::Out, u16) {
+    let before = now();
+    let out = op.run();
+    let after = now();
+    (out, after.wrapping_sub(before))
+}
+
+/// Times single operations shorter than 65,536 cycles from a caller of one build: an ARM function in IWRAM
+/// or a Thumb function in ROM, with the operation inlined into it, so that a figure is the operation's own
+/// cost and not that of a call from elsewhere. The cost of the two timer reads is subtracted. Exact in IWRAM;
+/// in ROM a read can move by a cycle or two with the cartridge prefetch buffer.
+#[derive(Clone, Copy)]
 pub struct OpTimer {
-    /// What two back-to-back reads of the counter cost, subtracted from every measurement.
+    arm: bool,
     overhead: u16,
 }
 
+struct Nothing;
+impl Op for Nothing {
+    type Out = ();
+    #[inline(always)]
+    fn run(&mut self) {}
+}
+
 impl OpTimer {
-    /// Starts timer 0 and measures the cost of reading it: the least of several tries, because code running
-    /// from ROM varies by a cycle or two with the state of the cartridge prefetch buffer.
-    pub fn new() -> OpTimer {
+    /// Starts timer 0 and measures the empty operation in the build (`arm`, or Thumb).
+    pub fn new(arm: bool) -> OpTimer {
+        OpTimer::calibrated(arm, &mut Nothing)
+    }
+
+    /// Like [`OpTimer::new`], but subtracting what `empty` costs instead of nothing (the least of 8 runs).
+    pub fn calibrated<O: Op<Out = ()>>(arm: bool, empty: &mut O) -> OpTimer {
         start_timer0();
-        let mut timer = OpTimer { overhead: 0 };
-        let mut least = u16::MAX;
+        let mut overhead = u16::MAX;
         for _ in 0..8 {
-            least = least.min(timer.time(|| ()).1);
+            let cycles = if arm { time_arm(empty).1 } else { time_thumb(empty).1 };
+            overhead = overhead.min(cycles);
         }
-        timer.overhead = least;
-        timer
+        OpTimer { arm, overhead }
     }
 
     /// Runs `op` and returns its result and the cycles it took.
     #[inline(always)]
-    pub fn time<R>(&self, op: impl FnOnce() -> R) -> (R, u16) {
-        barrier();
-        let before = TIMER0_COUNT.read();
-        barrier();
-        let result = op();
-        barrier();
-        let after = TIMER0_COUNT.read();
-        barrier();
-        (result, after.wrapping_sub(before).saturating_sub(self.overhead))
+    pub fn time<O: Op>(&self, op: &mut O) -> (O::Out, u16) {
+        let (out, cycles) = if self.arm { time_arm(op) } else { time_thumb(op) };
+        (out, cycles.saturating_sub(self.overhead))
     }
-}
-
-impl Default for OpTimer {
-    fn default() -> Self {
-        OpTimer::new()
-    }
-}
-
-/// Keeps the compiler from moving memory accesses across this point; emits no instruction. (`compiler_fence`
-/// would do, but on ARMv4T it becomes a call to `__sync_synchronize`, which does not exist here.)
-#[inline(always)]
-fn barrier() {
-    // SAFETY: an empty asm block does nothing; without `nomem` the compiler must assume it reads and writes memory.
-    unsafe { core::arch::asm!("", options(nostack, preserves_flags)) };
 }

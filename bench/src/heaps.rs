@@ -7,7 +7,7 @@ use crate::traces::{self, MAX_LIVE, Trace};
 use core::alloc::Layout;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use crate::timing::{Op, Timer};
+use stackshot::cycles::{Op, OpTimer};
 use stackshot_alloc::rng::Rng;
 
 pub const REGION_BYTES: usize = 4096;
@@ -155,7 +155,7 @@ pub fn replay<S: Subject>(
     frees: &mut Samples<2048>,
 ) -> Run {
     let mut subject = S::new(region);
-    let timer = Timer::new(S::ARM);
+    let timer = OpTimer::new(S::ARM);
     let mut live: [Option<(NonNull<u8>, u16, u8)>; MAX_LIVE] = [None; MAX_LIVE];
     let mut failed = 0;
     allocs.clear();

@@ -4,7 +4,7 @@
 use crate::reference::{self, RefStack};
 use crate::report;
 use crate::stats::Samples;
-use crate::timing::{Op, Timer};
+use stackshot::cycles::{Op, OpTimer};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 use stackshot_alloc::pool::{FlagPool, Handle, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
@@ -129,7 +129,7 @@ pub struct Medians {
 }
 
 /// Fills the pool, empties it in a shuffled order, then runs random allocate/free; every operation timed.
-pub fn measure<S: Subject>(pool: &mut S, timer: Timer, allocs: &mut Samples<2048>, frees: &mut Samples<2048>) {
+pub fn measure<S: Subject>(pool: &mut S, timer: OpTimer, allocs: &mut Samples<2048>, frees: &mut Samples<2048>) {
     let mut keys: [Option<S::Key>; SLOTS] = [None; SLOTS];
     let mut live = 0;
     allocs.clear();
@@ -185,7 +185,7 @@ pub fn row<S: Subject>(
     allocs: &mut Samples<2048>,
     frees: &mut Samples<2048>,
 ) -> Medians {
-    let timer = if reference.is_none() { Timer::without_call(arm) } else { Timer::new(arm) };
+    let timer = if reference.is_none() { crate::timing::without_call(arm) } else { OpTimer::new(arm) };
     measure(pool, timer, allocs, frees);
     let (a, f) = (allocs.summary(), frees.summary());
     let medians = Medians { alloc: a.median, free: f.median };
