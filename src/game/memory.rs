@@ -106,14 +106,16 @@ impl Memory {
             && heap.free_runs == 1
     }
 
-    /// Copies the current use of each pool and of the heap into `stats`, raising the peaks.
+    /// Copies the current and peak use of each pool and of the heap into `stats`.
     pub fn record(&self, stats: &mut Telemetry) {
-        stats.player_bullets.set(self.player_bullets.len());
-        stats.enemy_bullets.set(self.enemy_bullets.len());
-        stats.particles.set(self.particles.len());
-        stats.enemies.set(self.enemies.len());
-        stats.pickups.set(self.pickups.len());
-        stats.sprite_slots.set(self.shadow.slots_used());
+        stats.player_bullets.set(self.player_bullets.len(), self.player_bullets.peak());
+        stats.enemy_bullets.set(self.enemy_bullets.len(), self.enemy_bullets.peak());
+        stats.particles.set(self.particles.len(), self.particles.peak());
+        stats.enemies.set(self.enemies.len(), self.enemies.peak());
+        stats.pickups.set(self.pickups.len(), self.pickups.peak());
+        // The sprite-slot stack keeps no peak of its own: sampled once a frame, after the table is built.
+        let slots = self.shadow.slots_used();
+        stats.sprite_slots.set(slots, slots);
         let heap = self.heap.stats();
         stats.heap_used = heap.used_bytes;
         stats.heap_peak = heap.peak_used;

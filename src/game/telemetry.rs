@@ -27,9 +27,10 @@ pub struct PoolUse {
 }
 
 impl PoolUse {
-    pub fn set(&mut self, now: usize) {
+    /// Records the use now and the highest use seen by whoever counts it (the pool's own peak, or `now`).
+    pub fn set(&mut self, now: usize, peak: usize) {
         self.now = now as u32;
-        self.peak = self.peak.max(self.now);
+        self.peak = self.peak.max(peak as u32);
     }
 }
 
