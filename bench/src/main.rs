@@ -120,69 +120,66 @@ fn pool_suite(allocs: &mut Samples<2048>, frees: &mut Samples<2048>, borrowed: &
         &["pool", "build", "bytes/slot", "alloc min", "median", "max", "free min", "median", "max", "vs. asm"],
     );
     let r = pools::row(&mut reference::RefStack::full(), "assembly reference", true, true, 100, None, allocs, frees);
-    let reference = Some(r);
 
     // Each pool is built fresh for each build and lives in IWRAM (a local on the IWRAM stack, or borrowed IWRAM).
-    let mut index8 = r;
-    for arm in [true, false] {
-        let mut p = IndexPool::<u32, u8, SLOTS>::new(1);
+    let index8 = pools::both_builds("`IndexPool<u8>`", true, || {
+        let p = IndexPool::<u32, u8, SLOTS>::new(1);
         let bytes = pools::overhead_x100(size_of_val(&p), 4);
-        let m = pools::row(&mut p, "`IndexPool<u8>`", arm, arm, bytes, reference, allocs, frees);
-        if arm {
-            index8 = m;
-        }
-    }
-    for arm in [true, false] {
-        let mut p = IndexPool::<u32, u16, SLOTS>::new(2);
+        (p, bytes)
+    }, r, allocs, frees);
+    pools::both_builds("`IndexPool<u16>`", false, || {
+        let p = IndexPool::<u32, u16, SLOTS>::new(2);
         let bytes = pools::overhead_x100(size_of_val(&p), 4);
-        pools::row(&mut p, "`IndexPool<u16>`", arm, false, bytes, reference, allocs, frees);
-    }
-    for arm in [true, false] {
-        let mut p = Packed24::<{ SLOTS / 32 }>::new();
+        (p, bytes)
+    }, r, allocs, frees);
+    pools::both_builds("`Packed24`", false, || {
+        let p = Packed24::<{ SLOTS / 32 }>::new();
         let bytes = pools::overhead_x100(size_of_val(&p), 0);
-        pools::row(&mut p, "`Packed24`", arm, false, bytes, reference, allocs, frees);
-    }
-    for arm in [true, false] {
-        let mut p = Packed18::<{ SLOTS / 32 }>::new();
+        (p, bytes)
+    }, r, allocs, frees);
+    pools::both_builds("`Packed18`", false, || {
+        let p = Packed18::<{ SLOTS / 32 }>::new();
         let bytes = pools::overhead_x100(size_of_val(&p), 0);
-        pools::row(&mut p, "`Packed18`", arm, false, bytes, reference, allocs, frees);
-    }
-    for arm in [true, false] {
+        (p, bytes)
+    }, r, allocs, frees);
+    let borrowed: *mut Borrowed = borrowed;
+    pools::both_builds("`PtrPool`", true, || {
         // SAFETY: the storage is borrowed by one pool at a time; each pool is dropped before the next borrows it.
-        let slots = unsafe { &mut *(&raw mut borrowed.ptr_slots) };
-        let mut p = PtrPool::<u32, SLOTS>::new(slots);
+        let slots = unsafe { &mut *(&raw mut (*borrowed).ptr_slots) };
+        let p = PtrPool::<u32, SLOTS>::new(slots);
         let bytes = pools::overhead_x100(size_of_val(&p), 0);
-        pools::row(&mut p, "`PtrPool`", arm, arm, bytes, reference, allocs, frees);
-    }
-    for arm in [true, false] {
-        let mut p = ValueStack::<u8, SLOTS>::full(core::array::from_fn(|i| i as u8));
+        (p, bytes)
+    }, r, allocs, frees);
+    pools::both_builds("`ValueStack<u8>`", false, || {
+        let p = ValueStack::<u8, SLOTS>::full(core::array::from_fn(|i| i as u8));
         let bytes = pools::overhead_x100(size_of_val(&p), 0);
-        pools::row(&mut p, "`ValueStack<u8>`", arm, false, bytes, reference, allocs, frees);
-    }
-    for arm in [true, false] {
+        (p, bytes)
+    }, r, allocs, frees);
+    pools::both_builds("`IntrusivePool`", true, || {
         // SAFETY: as for the PtrPool above.
-        let region = unsafe { &mut *(&raw mut borrowed.intrusive) };
-        let bytes_total = size_of_val(region);
-        let region: &'static mut [u8] = unsafe { core::slice::from_raw_parts_mut(region.as_mut_ptr().cast(), bytes_total) };
-        let mut p = IntrusivePool::new(region, 4).expect("an intrusive pool of 4-byte slots");
+        let words = unsafe { &mut *(&raw mut (*borrowed).intrusive) };
+        let bytes_total = size_of_val(words);
+        // SAFETY: the words are valid, exclusively borrowed bytes for as long as the pool lives.
+        let region: &'static mut [u8] = unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), bytes_total) };
+        let p = IntrusivePool::new(region, 4).expect("an intrusive pool of 4-byte slots");
         assert!(p.capacity() as usize >= SLOTS, "only {} slots", p.capacity());
         let bytes = (size_of_val(&p) + bytes_total - SLOTS * 4) * 100 / SLOTS;
-        pools::row(&mut p, "`IntrusivePool`", arm, arm, bytes, reference, allocs, frees);
-    }
-    for arm in [true, false] {
-        let mut p = FlagPool::<u32, SLOTS>::new(3);
+        (p, bytes)
+    }, r, allocs, frees);
+    pools::both_builds("`FlagPool` (baseline)", true, || {
+        let p = FlagPool::<u32, SLOTS>::new(3);
         let bytes = pools::overhead_x100(size_of_val(&p), 4);
-        pools::row(&mut p, "`FlagPool` (baseline)", arm, arm, bytes, reference, allocs, frees);
-    }
+        (p, bytes)
+    }, r, allocs, frees);
     let used_before = global_used();
     let mut slab = Slab(slab::Slab::with_capacity(SLOTS));
     let bytes = pools::overhead_x100(global_used() - used_before + size_of_val(&slab), 4);
-    pools::row(&mut slab, "slab 0.4", false, true, bytes, reference, allocs, frees);
+    pools::row(&mut slab, "slab 0.4", false, true, bytes, Some(r), allocs, frees);
     drop(slab);
     let used_before = global_used();
     let mut arena = Arena(thunderdome::Arena::with_capacity(SLOTS));
     let bytes = pools::overhead_x100(global_used() - used_before + size_of_val(&arena), 4);
-    pools::row(&mut arena, "thunderdome 0.6", false, true, bytes, reference, allocs, frees);
+    pools::row(&mut arena, "thunderdome 0.6", false, true, bytes, Some(r), allocs, frees);
     drop(arena);
     report::note("pools", format_args!("Workload: fill all 256 slots, free them in a shuffled order, then 1,200 random allocate/free."));
     report::note("pools", format_args!("Each operation is timed from a caller of its own build, inlined into it: ARM in IWRAM or Thumb in ROM."));

@@ -215,6 +215,24 @@ impl core::fmt::Display for Ratio {
     }
 }
 
+/// Measures a pool in both builds, ARM in IWRAM then Thumb in ROM, each on a fresh pool from `make` (which also
+/// gives its bookkeeping bytes per slot ×100); the chart shows the ARM build if `charted`. Returns the ARM
+/// build's medians.
+pub fn both_builds<S: Subject>(
+    name: &str,
+    charted: bool,
+    mut make: impl FnMut() -> (S, usize),
+    reference: Medians,
+    allocs: &mut Samples<2048>,
+    frees: &mut Samples<2048>,
+) -> Medians {
+    let (mut pool, bytes) = make();
+    let arm = row(&mut pool, name, true, charted, bytes, Some(reference), allocs, frees);
+    let (mut pool, bytes) = make();
+    row(&mut pool, name, false, false, bytes, Some(reference), allocs, frees);
+    arm
+}
+
 /// Bookkeeping bytes per slot ×100: what the pool costs beyond its payload of `payload` bytes a slot.
 pub fn overhead_x100(total_bytes: usize, payload: usize) -> usize {
     (total_bytes - payload * SLOTS) * 100 / SLOTS
