@@ -640,3 +640,22 @@ fn item5_a_stale_free_is_caught_while_the_block_is_free() {
     assert_eq!(h.stats().bad_frees, 2);
     ok(&h);
 }
+
+// Issue 11, item 14: a `Box` on the adapter, passed by value and freed inside the callee, while the heap
+// writes its free-run node into the freed block. Clean under Miri (Stacked and Tree Borrows): a `Box<T, A>`
+// with `A` not `Global` carries no protector. The same pattern with the heap as `#[global_allocator]`
+// (`Box<T, Global>`) is reported by Miri; the crate README says why and what to do.
+#[test]
+fn item14_a_box_freed_inside_a_by_value_function() {
+    fn consume(b: Box<[u64; 4], &Locked<'_>>) -> u64 {
+        b.iter().sum()
+    }
+    let mut w = region(256);
+    let locked = Locked::new();
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let pin = Box::new_in(0u8, &locked);
+    assert_eq!(consume(Box::new_in([1, 2, 3, 4], &locked)), 10);
+    assert_eq!(consume(Box::new_in([5, 6, 7, 8], &locked)), 26);
+    drop(pin);
+    assert_eq!(locked.with(|h| h.stats().free_runs), Ok(1));
+}
