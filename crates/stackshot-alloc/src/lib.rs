@@ -4,7 +4,7 @@
 //! run. The property checks in `pool::props` and `heap::props` take a seed and an operation count so that the same code
 //! runs millions of operations on the host and a smaller number on the GBA.
 #![no_std]
-#![feature(allocator_api)]
+#![cfg_attr(feature = "allocator-api", feature(allocator_api))]
 
 pub mod heap;
 #[cfg(feature = "gba")]

@@ -1,5 +1,6 @@
-//! [`LockedHeap`]: a [`Heap`] behind `&self` and a lock, for `core::alloc::Allocator` (`Box::new_in`,
-//! `Vec::with_capacity_in`) and `GlobalAlloc` (`#[global_allocator]`).
+//! [`LockedHeap`]: a [`Heap`] behind `&self` and a lock, for `GlobalAlloc` (`#[global_allocator]`), the typed
+//! owner [`HeapBox`](super::HeapBox), and with the `allocator-api` feature (nightly) `core::alloc::Allocator`
+//! (`Box::new_in`, `Vec::with_capacity_in`).
 //!
 //! The lock is any [`lock_api::RawMutex`]: on the GBA [`IrqLock`](crate::irq::IrqLock) (feature `gba`), which
 //! masks interrupts for the length of each call; on the host a spin lock or a parking mutex. The heap inside
@@ -7,7 +8,9 @@
 //! through [`LockedHeap::with`], so safe code cannot free a block that a `Box` still owns.
 
 use super::Heap;
-use core::alloc::{AllocError, Allocator, GlobalAlloc, Layout};
+use core::alloc::{GlobalAlloc, Layout};
+#[cfg(feature = "allocator-api")]
+use core::alloc::{AllocError, Allocator};
 use core::cell::UnsafeCell;
 use core::ptr::{self, NonNull};
 use lock_api::RawMutex;
@@ -102,13 +105,40 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         f(unsafe { &mut *self.heap.get() })
     }
 
-    fn alloc(&self, layout: Layout) -> Option<NonNull<u8>> {
-        self.locked(|slot| slot.as_mut().and_then(|h| h.alloc(layout.size(), layout.align()).ok()))
+    /// Installs the heap `make` returns if none is installed yet (a lazy start, for [`GlobalHeap`]).
+    ///
+    /// [`GlobalHeap`]: super::GlobalHeap
+    pub(super) fn init_with(&self, make: impl FnOnce() -> Option<Heap<'a>>) {
+        self.locked(|slot| {
+            if slot.is_none() {
+                *slot = make();
+            }
+        });
     }
 
-    fn free(&self, ptr: NonNull<u8>) {
+    /// Allocates a block for `layout`, first installing the heap `make` returns if none is installed.
+    pub(super) fn alloc_or_init(&self, layout: Layout, make: impl FnOnce() -> Option<Heap<'a>>) -> Option<NonNull<u8>> {
+        self.locked(|slot| {
+            if slot.is_none() {
+                *slot = make();
+            }
+            slot.as_mut().and_then(|h| h.alloc(layout.size(), layout.align()).ok())
+        })
+    }
+
+    pub(super) fn alloc_block(&self, layout: Layout) -> Option<NonNull<u8>> {
+        self.alloc_or_init(layout, || None)
+    }
+
+    pub(super) fn free_block(&self, ptr: NonNull<u8>) {
         // A refused free (a caller bug) leaves the heap intact and is counted in `Stats::bad_frees`.
-        self.locked(|slot| slot.as_mut().map(|h| h.free(ptr)));
+        let freed = self.locked(|slot| slot.as_mut().map(|h| h.free(ptr)));
+        debug_assert!(freed.is_some(), "stackshot-alloc: free into a LockedHeap that has no heap");
+    }
+
+    /// Starts the peak over from the bytes in use now (see [`Heap::reset_peak`]).
+    pub fn reset_peak(&self) -> Result<(), LockError> {
+        self.locked(|slot| slot.as_mut().map(Heap::reset_peak)).ok_or(LockError::NotInitialised)
     }
 
     /// Resizes the block at `ptr` in place to `size` bytes if it is aligned to `align` and the heap can.
@@ -122,20 +152,22 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// # Safety
     /// `ptr` is a live block of this heap of at least `min(old, new.size())` readable bytes.
     unsafe fn relocate(&self, ptr: NonNull<u8>, old: usize, new: Layout) -> Option<NonNull<u8>> {
-        let to = self.alloc(new)?;
+        let to = self.alloc_block(new)?;
         // SAFETY: both blocks are live and distinct (the old one is not freed yet) and hold at least the
         // bytes copied.
         unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), to.as_ptr(), old.min(new.size())) };
-        self.free(ptr);
+        self.free_block(ptr);
         Some(to)
     }
 }
 
 /// The length handed out for a request of `size` bytes: whole blocks, all usable.
+#[cfg(feature = "allocator-api")]
 fn block_len(size: usize) -> usize {
     (size + 7) & !7
 }
 
+#[cfg(feature = "allocator-api")]
 fn dangling(layout: Layout) -> NonNull<[u8]> {
     // SAFETY: an alignment is never zero.
     let p = unsafe { NonNull::new_unchecked(ptr::without_provenance_mut(layout.align())) };
@@ -146,19 +178,20 @@ fn dangling(layout: Layout) -> NonNull<[u8]> {
 // aligned as asked, and stays valid and unaliased until freed: the heap hands each block to one allocation at
 // a time, only this impl and `GlobalAlloc` below free or resize blocks (users get the heap read-only), and
 // the region is borrowed for 'a, as long as the adapter exists. The adapter is not Clone.
+#[cfg(feature = "allocator-api")]
 unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
     fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
         if layout.size() == 0 {
             // Zero-size blocks need no memory: an aligned dangling pointer, as `Layout` allows.
             return Ok(dangling(layout));
         }
-        let p = self.alloc(layout).ok_or(AllocError)?;
+        let p = self.alloc_block(layout).ok_or(AllocError)?;
         Ok(NonNull::slice_from_raw_parts(p, block_len(layout.size())))
     }
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         if layout.size() != 0 {
-            self.free(ptr);
+            self.free_block(ptr);
         }
     }
 
@@ -200,12 +233,12 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
 // SAFETY: as for `Allocator`; a null return reports failure, as GlobalAlloc requires.
 unsafe impl<L: RawMutex> GlobalAlloc for LockedHeap<'_, L> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LockedHeap::alloc(self, layout).map_or(ptr::null_mut(), NonNull::as_ptr)
+        self.alloc_block(layout).map_or(ptr::null_mut(), NonNull::as_ptr)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
         if let Some(p) = NonNull::new(ptr) {
-            self.free(p);
+            self.free_block(p);
         }
     }
 

@@ -84,7 +84,9 @@
 //! 40–90 cycles in the worst cases.
 
 mod adapter;
+mod boxed;
 mod check;
+mod global;
 mod map;
 pub mod props;
 mod stats;
@@ -93,6 +95,8 @@ mod tests;
 mod tree;
 
 pub use adapter::{LockError, LockedHeap};
+pub use boxed::HeapBox;
+pub use global::GlobalHeap;
 pub use check::{Invariant, InvariantKind};
 pub use map::Block;
 pub use stats::Stats;
@@ -131,6 +135,7 @@ pub enum HeapError {
 }
 
 /// A tree-heap over a borrowed region. See the [module docs](self) for layout and invariants.
+#[derive(Debug)]
 pub struct Heap<'a> {
     /// First 8-aligned byte of the region: block 0.
     base: *mut u8,
@@ -196,6 +201,11 @@ impl<'a> Heap<'a> {
         heap.make_run(first, total - first);
         heap.tree_insert(first);
         Ok(heap)
+    }
+
+    /// Starts the peak over from the blocks in use now (e.g. at the start of a level).
+    pub fn reset_peak(&mut self) {
+        self.peak_used = self.end - self.first - self.free_blocks;
     }
 
     /// Bytes available for allocation (managed blocks × 8).

@@ -383,6 +383,7 @@ unsafe impl lock_api::RawMutex for Spin {
 
 type Locked<'a> = LockedHeap<'a, Spin>;
 
+#[cfg(feature = "allocator-api")]
 #[test]
 fn allocator_api_and_global_alloc() {
     let mut w = region(4096);
@@ -430,6 +431,163 @@ fn allocator_api_and_global_alloc() {
     assert!(locked.init(Heap::new(bytes(&mut w2)).unwrap()).is_err());
 }
 
+fn run(name: &str, driver: fn(&mut [u8], u32, u32) -> Result<PropReport, props::PropFailure>, len: usize, seeds: u32, ops: u32) -> u64 {
+    let mut total = 0;
+    let mut w = region(len);
+    for seed in 1..=seeds {
+        match driver(bytes(&mut w), seed, ops) {
+            Ok(r) => {
+                total += r.ops as u64;
+                if seed == 1 {
+                    println!("{name:12} {len:7} B seed 1: {r:?}");
+                }
+            }
+            Err(f) => panic!("{name} len {len} seed {seed}: {f:?}"),
+        }
+    }
+    println!("{name:12} {len:7} B: {seeds} seeds, {total} ops");
+    total
+}
+
+const SIZES: [usize; 4] = [32, 4096, 65536, 524288];
+
+/// Ops per seed so that each pattern gets roughly the same time at every size (the check is O(blocks)).
+fn ops_for(len: usize, budget: u32) -> u32 {
+    match len {
+        0..=4096 => budget,
+        4097..=65536 => budget / 20,
+        _ => budget / 200,
+    }
+}
+
+#[test]
+fn props_random() {
+    let total: u64 = SIZES.iter().map(|&len| run("random", props::random, len, 4, ops_for(len, 25_000))).sum();
+    assert!(total >= 200_000);
+}
+
+#[test]
+fn props_game_like() {
+    let total: u64 = SIZES.iter().map(|&len| run("game_like", props::game_like, len, 4, ops_for(len, 25_000))).sum();
+    assert!(total >= 200_000);
+}
+
+#[test]
+fn props_adversarial() {
+    let total: u64 = SIZES.iter().map(|&len| run("adversarial", props::adversarial, len, 4, ops_for(len, 25_000))).sum();
+    assert!(total >= 200_000);
+}
+
+/// Long run: `cargo test -p stackshot-alloc --release -- --ignored`.
+#[test]
+#[ignore]
+fn props_long() {
+    let mut total = 0;
+    for len in SIZES {
+        for d in [props::random, props::game_like, props::adversarial] {
+            total += run("long", d, len, 16, ops_for(len, 400_000));
+        }
+    }
+    println!("total {total} ops");
+}
+
+/// Insert-only plain binary search tree over the same keys: returns its height after the inserts.
+fn unbalanced_height(keys: &[u32]) -> u32 {
+    // (key, smaller, larger) with usize::MAX for none.
+    let mut nodes: Vec<(u32, usize, usize)> = Vec::new();
+    let mut height = 0;
+    for &k in keys {
+        let mut depth = 1;
+        if !nodes.is_empty() {
+            let mut x = 0;
+            loop {
+                depth += 1;
+                let n = nodes.len();
+                let next = if k < nodes[x].0 { &mut nodes[x].1 } else { &mut nodes[x].2 };
+                if *next == usize::MAX {
+                    *next = n;
+                    break;
+                }
+                x = *next;
+            }
+        }
+        nodes.push((k, usize::MAX, usize::MAX));
+        height = height.max(depth);
+    }
+    height
+}
+
+/// Fills the heap with `sizes` (in blocks, cycled) and frees every other allocation in increasing address
+/// order, or decreasing if `down`; returns (free runs, balanced height, unbalanced height on the same keys).
+fn adversarial_heights(len: usize, sizes: &[usize], down: bool) -> (u32, u32, u32) {
+    let mut w = region(len);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let mut live = Vec::new();
+    let mut i = 0;
+    loop {
+        let blocks = sizes[i % sizes.len()];
+        match h.alloc(blocks * 8, 8) {
+            Ok(p) => live.push(p),
+            Err(_) => match h.alloc(8, 8) {
+                Ok(p) => live.push(p),
+                Err(_) => break,
+            },
+        }
+        i += 1;
+    }
+    assert_eq!(h.stats().free_runs, 0);
+    let mut order: Vec<usize> = (0..live.len()).step_by(2).collect();
+    if down {
+        order.reverse();
+    }
+    let mut keys = Vec::new();
+    for &j in &order {
+        let b = block_of(&h, live[j]);
+        h.free(live[j]).unwrap();
+        keys.push(h.key(b));
+    }
+    ok(&h);
+    let n = h.stats().free_runs;
+    assert_eq!(n as usize, order.len());
+    (n, h.tree_height(), unbalanced_height(&keys))
+}
+
+#[test]
+fn tree_height_on_adversarial_patterns() {
+    println!("| heap | pattern | free runs | red-black height | unbalanced BST height | 2·log2(n+1) |");
+    for len in [4096, 65536, 524288] {
+        // 1-block allocations, every other freed upwards / downwards; a staircase 1, 2, 3… blocks with
+        // 1-block separators (steps freed smallest first, so sizes rise).
+        let stair: Vec<usize> = (1..400).flat_map(|k| [k, 1]).collect();
+        for (name, sizes, down) in [("singles, up", &[1][..], false), ("singles, down", &[1][..], true), ("staircase", &stair[..], false)] {
+            let (n, balanced, unbalanced) = adversarial_heights(len, sizes, down);
+            let bound = 2.0 * ((n + 1) as f64).log2();
+            println!("| {len} | {name} | {n} | {balanced} | {unbalanced} | {bound:.1} |");
+            assert!(balanced as f64 <= bound, "height {balanced} for {n} runs");
+            assert!(unbalanced >= n / 2);
+        }
+    }
+}
+
+#[test]
+fn block_reports_each_managed_block_as_the_map_has_it() {
+    let mut words = region(4096);
+    let mut h = Heap::new(bytes(&mut words)).unwrap();
+    let a = h.alloc(24, 8).unwrap();
+    let b = h.alloc(8, 8).unwrap();
+    h.free(a).unwrap();
+    let managed = (h.capacity() / 8) as u32;
+    let (ia, ib) = (block_of(&h, a) - h.first, block_of(&h, b) - h.first);
+    // `a`'s three blocks are free again, `b` is a one-block run (its only block is its end), the rest free.
+    assert_eq!([ia, ia + 1, ia + 2].map(|i| h.block(i)), [Some(Block::Free); 3]);
+    assert_eq!(h.block(ib), Some(Block::UsedEnd));
+    let c = h.alloc(16, 8).unwrap();
+    let ic = block_of(&h, c) - h.first;
+    assert_eq!((h.block(ic), h.block(ic + 1)), (Some(Block::Used), Some(Block::UsedEnd)));
+    assert_eq!(h.block(managed - 1), Some(Block::Free));
+    assert_eq!(h.block(managed), None);
+}
+
 // Issue 11, item 3: the adapter gives safe code the heap read-only, so a block a `Box` owns cannot be freed
 // behind its back (`free` needs `&mut Heap`). A compile-time property, kept by a `compile_fail` doc test on
 // `LockedHeap::with`; this test checks the runtime side: `with` hands out `&Heap`, and the Box stays intact.
@@ -438,8 +596,8 @@ fn item3_the_adapter_lends_the_heap_read_only() {
     let mut w = region(256);
     let locked = Locked::new();
     locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
-    let a = Box::new_in(0xAAAA_AAAAu32, &locked);
-    let b = Box::new_in(0xBBBB_BBBBu32, &locked);
+    let a = locked.boxed(0xAAAA_AAAAu32).unwrap();
+    let b = locked.boxed(0xBBBB_BBBBu32).unwrap();
     let seen: fn(&Heap) -> u32 = |h| h.stats().used_bytes;
     assert_eq!(locked.with(seen), Ok(16));
     assert_ne!(&raw const *a, &raw const *b);
@@ -452,15 +610,18 @@ fn item4_two_threads_share_the_heap_through_its_lock() {
     let mut w = region(4096);
     let locked = Locked::new();
     locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
-    let rounds = if cfg!(miri) { 30 } else { 20_000 };
+    let rounds = if cfg!(miri) { 30 } else { 5_000 };
     std::thread::scope(|s| {
         for t in 0..2u8 {
             let locked = &locked;
             s.spawn(move || {
                 for i in 0..rounds {
-                    let mut v: Vec<u8, _> = Vec::with_capacity_in(1 + i % 40, locked);
-                    v.extend((0..=(i % 40) as u8).map(|x| x ^ t));
-                    assert!(v.iter().enumerate().all(|(k, &x)| x == k as u8 ^ t));
+                    let mut v = [0u8; 40];
+                    v.iter_mut().enumerate().for_each(|(k, x)| *x = (k + i) as u8 ^ t);
+                    let b = locked.boxed(v).unwrap();
+                    let small = locked.boxed(i as u8).unwrap();
+                    assert!(b.iter().enumerate().all(|(k, &x)| x == (k + i) as u8 ^ t));
+                    assert_eq!(*small, i as u8);
                 }
             });
         }
@@ -477,13 +638,14 @@ fn item9_a_panic_inside_the_lock_releases_it() {
     locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| locked.with(|_| panic!("inside the lock"))));
     assert!(r.is_err());
-    let b = Box::try_new_in(5u64, &locked).expect("the heap is usable after the panic");
+    let b = locked.boxed(5u64).expect("the heap is usable after the panic");
     assert_eq!(*b, 5);
     assert_eq!(locked.with(|h| h.stats().used_bytes), Ok(8));
 }
 
 // Issue 11, item 7: resizing in place. The one block that fills the heap shrinks (`shrink_to_fit` needs it),
 // and a `Vec` built by `push` grows into the free run behind it instead of needing a second run.
+#[cfg(feature = "allocator-api")]
 #[test]
 fn item7_vectors_grow_and_shrink_in_place() {
     let mut w = region(4096);
@@ -510,7 +672,11 @@ fn item7_vectors_grow_and_shrink_in_place() {
     assert_eq!(locked.with(|h| h.check()), Ok(Ok(())));
     drop(v);
     assert_eq!(locked.with(|h| h.stats().free_runs), Ok(1));
-    // The heap's own call: a full heap's single block shrinks, then grows back.
+}
+
+#[test]
+fn item7_the_heap_resizes_in_place() {
+    // A full heap's single block shrinks, then grows back; GlobalAlloc's realloc does the same.
     let mut w = region(4096);
     let mut h = Heap::new(bytes(&mut w)).unwrap();
     let p = h.alloc(3968, 8).unwrap();
@@ -526,6 +692,21 @@ fn item7_vectors_grow_and_shrink_in_place() {
     assert_eq!(h.resize(p, 0), Err(HeapError::ZeroSize));
     assert_eq!(h.resize(NonNull::new(p.as_ptr().wrapping_add(8)).unwrap(), 8), Err(HeapError::NotRunStart));
     ok(&h);
+    let mut w = region(4096);
+    let locked = Locked::new();
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let full = Layout::from_size_align(3968, 8).unwrap();
+    // SAFETY: each pointer is live when resized or freed, with the layout it has then.
+    unsafe {
+        let p = locked.alloc(full);
+        p.write(42);
+        let q = locked.realloc(p, full, 16);
+        assert_eq!((q, *q), (p, 42), "shrunk in place");
+        let r = locked.realloc(q, Layout::from_size_align(16, 8).unwrap(), 3968);
+        assert_eq!((r, *r), (p, 42), "grown back in place");
+        locked.dealloc(r, full);
+    }
+    assert_eq!(locked.with(|h| h.check()), Ok(Ok(())));
 }
 
 // Issue 11, item 6: alignment is placed by the run's real address, so what fits is served; what never fits is
@@ -645,6 +826,7 @@ fn item5_a_stale_free_is_caught_while_the_block_is_free() {
 // writes its free-run node into the freed block. Clean under Miri (Stacked and Tree Borrows): a `Box<T, A>`
 // with `A` not `Global` carries no protector. The same pattern with the heap as `#[global_allocator]`
 // (`Box<T, Global>`) is reported by Miri; the crate README says why and what to do.
+#[cfg(feature = "allocator-api")]
 #[test]
 fn item14_a_box_freed_inside_a_by_value_function() {
     fn consume(b: Box<[u64; 4], &Locked<'_>>) -> u64 {
@@ -658,4 +840,48 @@ fn item14_a_box_freed_inside_a_by_value_function() {
     assert_eq!(consume(Box::new_in([5, 6, 7, 8], &locked)), 26);
     drop(pin);
     assert_eq!(locked.with(|h| h.stats().free_runs), Ok(1));
+}
+
+// Issue 15: the typed owner on stable. Dropping frees; a full heap hands the value back; zero-size values take
+// no block; the owner can be passed by value and dropped in the callee (clean under Miri).
+#[test]
+fn heap_box_owns_its_block() {
+    fn consume(b: HeapBox<'_, '_, [u64; 4], Spin>) -> u64 {
+        b.iter().sum()
+    }
+    let mut w = region(256);
+    let locked = Locked::new();
+    assert_eq!(locked.boxed(1u8).err(), Some(1), "no heap yet");
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let cap = locked.with(|h| h.capacity()).unwrap();
+    let mut a = locked.boxed([1u64, 2, 3, 4]).unwrap();
+    a[0] = 10;
+    assert_eq!(consume(a), 19);
+    let unit = locked.boxed(()).unwrap();
+    assert_eq!(locked.with(|h| h.stats().used_bytes), Ok(0));
+    drop(unit);
+    let big = locked.boxed([7u8; 200]).unwrap();
+    assert_eq!(locked.boxed([0u8; 200]).err().map(|v| v.len()), Some(200), "full: the value comes back");
+    assert_eq!(std::format!("{:?}", locked.boxed(5u16).unwrap()), "5");
+    drop(big);
+    assert_eq!(locked.with(|h| (h.stats().free_bytes as usize, h.check())), Ok((cap, Ok(()))));
+}
+
+// Issue 15: `GlobalHeap` sets itself up on first use; the peak can be started over; `Heap` prints.
+#[test]
+fn global_heap_starts_on_first_use_and_peak_resets() {
+    static G: GlobalHeap<Spin, 1024> = GlobalHeap::new();
+    let layout = Layout::from_size_align(64, 8).unwrap();
+    // SAFETY: freed once with its layout.
+    unsafe {
+        let p = G.alloc(layout);
+        assert!(!p.is_null());
+        G.dealloc(p, layout);
+    }
+    let s = G.stats().unwrap();
+    assert_eq!((s.used_bytes, s.peak_used), (0, 64));
+    G.heap().reset_peak().unwrap();
+    assert_eq!(G.stats().unwrap().peak_used, 0);
+    assert_eq!(Locked::new().reset_peak(), Err(LockError::NotInitialised));
+    assert!(G.heap().with(|h| std::format!("{h:?}")).unwrap().starts_with("Heap {"));
 }
