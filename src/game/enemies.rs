@@ -19,7 +19,7 @@ use crate::scratch::{heap_alloc, heap_free};
 use crate::sound::{self, Effect};
 use core::ptr::NonNull;
 use stackshot_alloc::heap::Heap;
-use stackshot_alloc::rng::Rng;
+use super::rng::Rng;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -517,7 +517,7 @@ impl Enemy {
 mod tests {
     use super::*;
     use crate::game::memory::Memory;
-    use stackshot_alloc::rng::Rng;
+    use super::Rng;
 
     /// With the heap full, every kind still spawns and flies on its simpler behaviour, the refusals are
     /// counted, and nothing touches the heap: the game goes on.

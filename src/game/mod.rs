@@ -15,6 +15,7 @@ mod input;
 pub mod memory;
 mod particles;
 mod pickups;
+mod rng;
 mod player;
 mod sprites;
 mod stars;
@@ -39,7 +40,7 @@ use memory::{ENEMIES, Memory};
 use player::Player;
 use sprites::{Look, Shadow, draw_pool};
 use stackshot_alloc::pool::Handle;
-use stackshot_alloc::rng::Rng;
+use rng::Rng;
 use telemetry::{State, Telemetry};
 use waves::{Phase, Stages};
 

@@ -6,7 +6,7 @@ use super::sprites::Sprited;
 use super::sweep::sweep;
 use crate::pools::pool_alloc;
 use stackshot_alloc::pool::IndexPool;
-use stackshot_alloc::rng::Rng;
+use super::rng::Rng;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Particle {

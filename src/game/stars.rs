@@ -4,7 +4,7 @@
 //! colours in BG palette bank 1.
 
 use gba::prelude::*;
-use stackshot_alloc::rng::Rng;
+use super::rng::Rng;
 
 const CHARBLOCK: u16 = 2;
 const NEAR_MAP: u16 = 28;

@@ -10,4 +10,5 @@ pub mod heap;
 #[cfg(feature = "gba")]
 pub mod irq;
 pub mod pool;
+#[cfg(any(test, feature = "testing"))]
 pub mod rng;

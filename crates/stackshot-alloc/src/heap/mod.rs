@@ -88,6 +88,7 @@ mod boxed;
 mod check;
 mod global;
 mod map;
+#[cfg(any(test, feature = "testing"))]
 pub mod props;
 mod stats;
 #[cfg(test)]

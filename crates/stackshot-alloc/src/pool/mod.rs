@@ -55,6 +55,7 @@ mod handle;
 mod index;
 mod intrusive;
 mod packed;
+#[cfg(any(test, feature = "testing"))]
 pub mod props;
 mod ptr;
 mod value;
