@@ -32,8 +32,8 @@ fixture: setup
 	cargo build --release --example alloc_state
 
 # The allocator crate's quick-start ROMs (crates/stackshot-alloc/examples/), which tools/harness/tests/examples.rs
-# runs: one on the gba crate's runtime (a member of this workspace), one on agb's (a workspace of its own: agb and
-# gba both define `__start`; its first build compiles agb, a few minutes).
+# runs: one on the gba crate's runtime (a member of this workspace), one on agb's (a workspace of its own, built
+# with agb's linker settings; its first build compiles agb and its build-time converters, about 4 minutes).
 examples: setup
 	cargo build --release -p gba-quickstart
 	cd crates/stackshot-alloc/examples/agb-quickstart && cargo build --release

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 fn built(relative: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(relative);
-    assert!(path.exists(), "{} is missing: build it first (`make` the game, `make examples` the examples)", path.display());
+    assert!(path.exists(), "{} is missing: `make` builds the game, `make examples` the examples", path.display());
     path
 }
 

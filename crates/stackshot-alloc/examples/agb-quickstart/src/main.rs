@@ -42,8 +42,8 @@ fn main(_gba: agb::Gba) -> ! {
     // SAFETY: `main` runs once and is the only code that names BULLETS or REGION: this is the one borrow of
     // the pool, and the region is from now on reached only through the heap.
     let (bullets, heap) = unsafe {
-        let region = &raw mut REGION;
-        (&mut *(&raw mut BULLETS), Heap::from_raw(region.cast(), size_of::<Region>()))
+        let (pool, region) = (&raw mut BULLETS, &raw mut REGION);
+        (&mut *pool, Heap::from_raw(region.cast(), size_of::<Region>()))
     };
     assert!(HEAP.init(heap.expect("2 KB is a valid heap region")).is_ok(), "the heap is installed once");
 
