@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 fn built(relative: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(relative);
-    assert!(path.exists(), "{} is missing: build the ROM first with `make`", path.display());
+    assert!(path.exists(), "{} is missing: `make` builds the game, `make examples` the examples", path.display());
     path
 }
 
@@ -16,4 +16,14 @@ pub fn rom() -> PathBuf {
 /// The ELF it was made from, with symbols.
 pub fn elf() -> PathBuf {
     built("target/thumbv4t-none-eabi/release/stackshot")
+}
+
+/// The quick-start ROM on the gba crate's runtime (ELF; mGBA loads it as it is).
+pub fn gba_quickstart() -> PathBuf {
+    built("target/thumbv4t-none-eabi/release/gba-quickstart")
+}
+
+/// The quick-start ROM on agb's runtime, from its own workspace.
+pub fn agb_quickstart() -> PathBuf {
+    built("crates/stackshot-alloc/examples/agb-quickstart/target/thumbv4t-none-eabi/release/agb-quickstart")
 }

@@ -1,0 +1,99 @@
+//! stackshot-alloc in a game on the `gba` crate: a pool of bullets in IWRAM, and the heap in IWRAM as the
+//! program's `#[global_allocator]` (the gba crate has none), so `Vec` and `Box` work as usual.
+//!
+//! `cargo run --release -p gba-quickstart` (from the repository root) plays it in mGBA; the lines it prints go
+//! to mGBA's log.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::fmt::Write;
+use gba::mgba::{MgbaBufferedLogger, MgbaMessageLevel};
+use stackshot_alloc::heap::{Heap, LockedHeap};
+use stackshot_alloc::irq::IrqLock;
+use stackshot_alloc::pool::IndexPool;
+
+#[derive(Debug)]
+struct Bullet {
+    y: i16,
+    dy: i16,
+}
+
+// The gba crate's runtime copies `.data` and zeroes `.bss`, and the linker script puts both in IWRAM, so plain
+// statics are there already.
+static mut BULLETS: IndexPool<Bullet, u8, 32> = IndexPool::new(1);
+
+/// The heap's bytes; 8-aligned, the heap's block size. All zeros, so in `.bss`: no copy in ROM.
+#[repr(C, align(8))]
+struct Region([u8; 2048]);
+static mut REGION: Region = Region([0; 2048]);
+
+/// Every `Vec`, `Box` and `String` now comes from here. `IrqLock` masks interrupts for the few cycles of each
+/// heap call, so interrupt handlers may allocate too. Until `init`, every allocation fails.
+#[global_allocator]
+static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();
+
+#[unsafe(no_mangle)]
+extern "C" fn main() -> ! {
+    // SAFETY: `main` runs once and is the only code that names BULLETS or REGION: this is the one borrow of
+    // the pool, and the region is from now on reached only through the heap.
+    let (bullets, heap) = unsafe {
+        let (pool, region) = (&raw mut BULLETS, &raw mut REGION);
+        (&mut *pool, Heap::from_raw(region.cast(), size_of::<Region>()))
+    };
+    assert!(HEAP.init(heap.expect("2 KB is a valid heap region")).is_ok(), "the heap is installed once");
+
+    // The pool: five bullets fly up 15 pixels; those that leave the screen go back to the pool.
+    let shots: [_; 5] = core::array::from_fn(|i| bullets.alloc(Bullet { y: 10 * i as i16, dy: -15 }).unwrap());
+    for h in shots {
+        let b = bullets.get_mut(h).unwrap();
+        b.y += b.dy;
+        if b.y < 0 {
+            bullets.free(h).unwrap();
+        }
+    }
+    // A freed handle reads as `Err(Dangling)`, and freeing it again is `Err(DoubleFree)`: the pool is unchanged.
+    let y_sum: i16 = shots.iter().filter_map(|&h| bullets.get(h).ok()).map(|b| b.y).sum();
+    let twice = bullets.free(shots[0]);
+    log(format_args!(
+        "pool: {} live, y sum {y_sum}, second free {twice:?}, slots at {:p}",
+        bullets.len(),
+        &raw const BULLETS
+    ));
+
+    // The heap, as the global allocator.
+    let mut squares = Vec::new();
+    squares.extend((1..=10u32).map(|n| n * n));
+    let boxed = Box::new(42u32);
+    let stats = HEAP.with(|h| h.stats()).unwrap();
+    log(format_args!(
+        "heap: vec sum {} at {:p}, box {boxed} at {:p}, {} of {} bytes used",
+        squares.iter().sum::<u32>(),
+        squares.as_ptr(),
+        &*boxed,
+        stats.used_bytes,
+        stats.capacity
+    ));
+    drop((squares, boxed));
+    log(format_args!("heap: {} bytes used after drop", HEAP.with(|h| h.stats().used_bytes).unwrap()));
+
+    loop {
+        gba::bios::VBlankIntrWait();
+    }
+}
+
+/// One line to mGBA's log (nowhere on hardware).
+fn log(args: core::fmt::Arguments) {
+    if let Ok(mut logger) = MgbaBufferedLogger::try_new(MgbaMessageLevel::Info) {
+        let _ = writeln!(logger, "{args}");
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    log(format_args!("panic: {info}"));
+    loop {}
+}
