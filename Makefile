@@ -31,12 +31,12 @@ debug: rom
 fixture: setup
 	cargo build --release --example alloc_state
 
-# The allocator crate's quick-start ROMs (crates/stackshot-alloc/examples/), which tools/harness/tests/examples.rs
+# The allocator crate's quick-start ROMs (crates/examples/), which tools/harness/tests/examples.rs
 # runs: one on the gba crate's runtime (a member of this workspace), one on agb's (a workspace of its own, built
 # with agb's linker settings; its first build compiles agb and its build-time converters, about 4 minutes).
 examples: setup
 	cargo build --release -p gba-quickstart
-	cd crates/stackshot-alloc/examples/agb-quickstart && cargo build --release
+	cd crates/examples/agb-quickstart && cargo build --release
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate. The last line adds up every `test result:` line.

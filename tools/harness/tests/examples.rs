@@ -1,4 +1,4 @@
-//! The quick-start ROMs of `crates/stackshot-alloc/examples/`, as `make examples` built them: each runs a pool
+//! The quick-start ROMs of `crates/examples/`, as `make examples` built them: each runs a pool
 //! and the heap on its runtime and prints what they did; this checks every figure.
 mod common;
 

@@ -25,5 +25,5 @@ pub fn gba_quickstart() -> PathBuf {
 
 /// The quick-start ROM on agb's runtime, from its own workspace.
 pub fn agb_quickstart() -> PathBuf {
-    built("crates/stackshot-alloc/examples/agb-quickstart/target/thumbv4t-none-eabi/release/agb-quickstart")
+    built("crates/examples/agb-quickstart/target/thumbv4t-none-eabi/release/agb-quickstart")
 }

@@ -12,7 +12,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt::Write;
 use gba::mgba::{MgbaBufferedLogger, MgbaMessageLevel};
-use stackshot_alloc::heap::{Heap, LockedHeap};
+use stackshot_alloc::heap::GlobalHeap;
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::IndexPool;
 
@@ -26,25 +26,19 @@ struct Bullet {
 // statics are there already.
 static mut BULLETS: IndexPool<Bullet, u8, 32> = IndexPool::new(1);
 
-/// The heap's bytes; 8-aligned, the heap's block size. All zeros, so in `.bss`: no copy in ROM.
-#[repr(C, align(8))]
-struct Region([u8; 2048]);
-static mut REGION: Region = Region([0; 2048]);
-
-/// Every `Vec`, `Box` and `String` now comes from here. `IrqLock` masks interrupts for the few cycles of each
-/// heap call, so interrupt handlers may allocate too. Until `init`, every allocation fails.
+/// Every `Vec`, `Box` and `String` now comes from here: a 2 KB heap with its own region (a static, so in IWRAM,
+/// and uninitialised, so no copy in ROM), set up by the first allocation. `IrqLock` masks interrupts for the
+/// few cycles of each heap call, so interrupt handlers may allocate too.
 #[global_allocator]
-static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();
+static HEAP: GlobalHeap<IrqLock, 2048> = GlobalHeap::new();
 
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
-    // SAFETY: `main` runs once and is the only code that names BULLETS or REGION: this is the one borrow of
-    // the pool, and the region is from now on reached only through the heap.
-    let (bullets, heap) = unsafe {
-        let (pool, region) = (&raw mut BULLETS, &raw mut REGION);
-        (&mut *pool, Heap::from_raw(region.cast(), size_of::<Region>()))
+    // SAFETY: `main` runs once and is the only code that names BULLETS: this is the one borrow of the pool.
+    let bullets = unsafe {
+        let pool = &raw mut BULLETS;
+        &mut *pool
     };
-    assert!(HEAP.init(heap.expect("2 KB is a valid heap region")).is_ok(), "the heap is installed once");
 
     // The pool: five bullets fly up 15 pixels; those that leave the screen go back to the pool.
     let shots: [_; 5] = core::array::from_fn(|i| bullets.alloc(Bullet { y: 10 * i as i16, dy: -15 }).unwrap());
@@ -68,7 +62,7 @@ extern "C" fn main() -> ! {
     let mut squares = Vec::new();
     squares.extend((1..=10u32).map(|n| n * n));
     let boxed = Box::new(42u32);
-    let stats = HEAP.with(|h| h.stats()).unwrap();
+    let stats = HEAP.stats().unwrap();
     log(format_args!(
         "heap: vec sum {} at {:p}, box {boxed} at {:p}, {} of {} bytes used",
         squares.iter().sum::<u32>(),
@@ -78,7 +72,7 @@ extern "C" fn main() -> ! {
         stats.capacity
     ));
     drop((squares, boxed));
-    log(format_args!("heap: {} bytes used after drop", HEAP.with(|h| h.stats().used_bytes).unwrap()));
+    log(format_args!("heap: {} bytes used after drop", HEAP.stats().unwrap().used_bytes));
 
     loop {
         gba::bios::VBlankIntrWait();

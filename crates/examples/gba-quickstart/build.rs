@@ -4,7 +4,7 @@
 use std::path::Path;
 
 fn main() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../linker.ld");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../linker.ld");
     println!("cargo:rustc-link-arg-bins=-T{}", script.display());
     println!("cargo:rerun-if-changed={}", script.display());
 }
