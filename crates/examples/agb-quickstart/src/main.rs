@@ -1,8 +1,8 @@
 //! stackshot-alloc in an agb game: a pool of bullets and a heap, both in IWRAM.
 //!
 //! agb 0.25 installs its own `#[global_allocator]` (a block allocator in EWRAM) and has no feature to turn it
-//! off; a second one in the game does not compile. So our heap is an allocator you name: `Vec::new_in(&HEAP)`,
-//! `Box::new_in(x, &HEAP)`. Plain `Vec::new()` still allocates from agb's.
+//! off; a second one in the game does not compile. So our heap is an allocator you name: `Vec::new_in(HEAP.heap())`,
+//! `Box::new_in(x, HEAP.heap())`. Plain `Vec::new()` still allocates from agb's.
 //!
 //! `cargo run --release` in this folder plays it in mGBA; the lines it prints go to mGBA's log.
 #![no_std]
@@ -13,7 +13,7 @@ extern crate alloc;
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use stackshot_alloc::heap::{Heap, LockedHeap};
+use stackshot_alloc::heap::GlobalHeap;
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::IndexPool;
 
@@ -28,24 +28,18 @@ struct Bullet {
 #[unsafe(link_section = ".iwram.bullets")]
 static mut BULLETS: IndexPool<Bullet, u8, 32> = IndexPool::new(1);
 
-/// The heap's bytes; 8-aligned, the heap's block size.
-#[repr(C, align(8))]
-struct Region([u8; 2048]);
+/// The heap: 2 KB of its own region, set up by its first allocation. `IrqLock` masks interrupts for the few
+/// cycles of each heap call, so interrupt handlers may use it too.
 #[unsafe(link_section = ".iwram.heap")]
-static mut REGION: Region = Region([0; 2048]);
-
-/// `IrqLock` masks interrupts for the few cycles of each heap call, so interrupt handlers may use it too.
-static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();
+static HEAP: GlobalHeap<IrqLock, 2048> = GlobalHeap::new();
 
 #[agb::entry]
 fn main(_gba: agb::Gba) -> ! {
-    // SAFETY: `main` runs once and is the only code that names BULLETS or REGION: this is the one borrow of
-    // the pool, and the region is from now on reached only through the heap.
-    let (bullets, heap) = unsafe {
-        let (pool, region) = (&raw mut BULLETS, &raw mut REGION);
-        (&mut *pool, Heap::from_raw(region.cast(), size_of::<Region>()))
+    // SAFETY: `main` runs once and is the only code that names BULLETS: this is the one borrow of the pool.
+    let bullets = unsafe {
+        let pool = &raw mut BULLETS;
+        &mut *pool
     };
-    assert!(HEAP.init(heap.expect("2 KB is a valid heap region")).is_ok(), "the heap is installed once");
 
     // The pool: five bullets fly up 15 pixels; those that leave the screen go back to the pool.
     let shots: [_; 5] = core::array::from_fn(|i| bullets.alloc(Bullet { y: 10 * i as i16, dy: -15 }).unwrap());
@@ -66,10 +60,10 @@ fn main(_gba: agb::Gba) -> ! {
     );
 
     // The heap, named as the allocator.
-    let mut squares = Vec::new_in(&HEAP);
+    let mut squares = Vec::new_in(HEAP.heap());
     squares.extend((1..=10u32).map(|n| n * n));
-    let boxed = Box::new_in(42u32, &HEAP);
-    let stats = HEAP.with(|h| h.stats()).unwrap();
+    let boxed = Box::new_in(42u32, HEAP.heap());
+    let stats = HEAP.stats().unwrap();
     agb::println!(
         "heap: vec sum {} at {:p}, box {boxed} at {:p}, {} of {} bytes used",
         squares.iter().sum::<u32>(),
@@ -79,7 +73,7 @@ fn main(_gba: agb::Gba) -> ! {
         stats.capacity
     );
     drop((squares, boxed));
-    agb::println!("heap: {} bytes used after drop", HEAP.with(|h| h.stats().used_bytes).unwrap());
+    agb::println!("heap: {} bytes used after drop", HEAP.stats().unwrap().used_bytes);
 
     loop {
         agb::halt();
