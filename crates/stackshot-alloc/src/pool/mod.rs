@@ -61,7 +61,7 @@ mod value;
 
 pub use flag::FlagPool;
 pub use handle::Handle;
-pub use index::{Index, IndexPool, Iter, IterMut};
+pub use index::{Index, IndexPool, Iter, IterMut, Sweep};
 pub use intrusive::IntrusivePool;
 pub use packed::{Packed18, Packed24};
 pub use ptr::PtrPool;
