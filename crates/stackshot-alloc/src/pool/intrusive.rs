@@ -436,58 +436,54 @@ mod tests {
         assert!(IntrusivePool::new(&mut r.0[..64 + 511], 512).is_none());
     }
 
+    /// A 15-slot pool of 16-byte slots in the first 256 bytes of `r`, with slots `..taken` allocated, then
+    /// the last of them freed and its link overwritten with `link`: a write after free, the caller's bug.
+    fn with_broken_link(r: &mut Region, taken: u32, link: u16) -> IntrusivePool<'_> {
+        let mut p = IntrusivePool::new(&mut r.0[..256], 16).unwrap();
+        assert_eq!(p.capacity(), 15);
+        for _ in 0..taken {
+            p.alloc().unwrap();
+        }
+        // SAFETY: `taken - 1 < count`.
+        let last = unsafe { p.slot(taken - 1) };
+        p.free(NonNull::new(last).unwrap()).unwrap();
+        // SAFETY: the slot is in the region; writing to it after `free` is the bug being simulated.
+        unsafe { last.cast::<u16>().write(link) };
+        p
+    }
+
     /// A write after free over a free slot's link makes `alloc` refuse (a panic naming the fault in debug
     /// builds, `None` in release, with the pool unchanged for `check()` to report) instead of handing out a
-    /// pointer outside the region. Slot 39 of this pool would be 640 bytes past slot 0, outside the 256-byte
-    /// region (but inside `r`, so today's code returns it without crashing).
+    /// pointer outside the region. Slot 39 would be 640 bytes past slot 0, outside the 256-byte region (but
+    /// inside `r`, so a pool that followed the link would not crash the test).
     #[test]
     #[cfg_attr(debug_assertions, should_panic(expected = "IntrusivePool: free slot 0 links to slot 39"))]
     fn a_write_after_free_never_hands_out_a_slot_outside_the_region() {
         let mut r = Region([0; 1024]);
-        let mut p = IntrusivePool::new(&mut r.0[..256], 16).unwrap();
-        let a = p.alloc().unwrap();
-        p.free(a).unwrap();
-        // SAFETY: the slot is in the region; writing to it after `free` is the caller's bug being simulated.
-        unsafe { a.as_ptr().cast::<u16>().write(39) };
+        let mut p = with_broken_link(&mut r, 1, 39);
         assert_eq!(p.alloc(), None, "slot 0's link, 39, is outside the pool");
         assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 1 }));
         assert_eq!(p.len(), 0, "unchanged");
     }
 
-    /// The same write after free met by `alloc_aligned`'s walk of the free list.
+    /// The same write after free met by `alloc_aligned`'s walk of the free list: slot 4 is not 64-aligned,
+    /// so the walk reads its link, which would take it to slot 39 (64-aligned).
     #[test]
     #[cfg_attr(debug_assertions, should_panic(expected = "IntrusivePool: free slot 4 links to slot 39"))]
     fn a_write_after_free_stops_the_aligned_walk() {
         let mut r = Region([0; 1024]);
-        let mut p = IntrusivePool::new(&mut r.0[..256], 16).unwrap();
-        for _ in 0..5 {
-            p.alloc().unwrap();
-        }
-        // SAFETY: slot 4 (allocated last) is in the region.
-        let four = unsafe { p.slot(4) };
-        p.free(NonNull::new(four).unwrap()).unwrap();
-        // SAFETY: as above; the caller's bug being simulated.
-        unsafe { four.cast::<u16>().write(39) };
-        // Slot 4 is not 64-aligned, so the walk reads its link and would go on to slot 39 (64-aligned).
+        let mut p = with_broken_link(&mut r, 5, 39);
         assert_eq!(p.alloc_aligned(64), None);
         assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 1 }));
     }
 
-    /// A link that closes a loop of free slots would keep `alloc_aligned` walking forever: it stops after
-    /// as many links as there are free slots.
+    /// A link that closes a loop of free slots (slot 4 to itself) would keep `alloc_aligned` walking
+    /// forever: it stops after as many links as there are free slots.
     #[test]
     #[cfg_attr(debug_assertions, should_panic(expected = "IntrusivePool: the free list loops"))]
     fn a_loop_in_the_free_list_stops_the_aligned_walk() {
         let mut r = Region([0; 1024]);
-        let mut p = IntrusivePool::new(&mut r.0[..256], 16).unwrap();
-        for _ in 0..5 {
-            p.alloc().unwrap();
-        }
-        // SAFETY: slot 4 (allocated last) is in the region.
-        let four = unsafe { p.slot(4) };
-        p.free(NonNull::new(four).unwrap()).unwrap();
-        // SAFETY: as above; the caller's bug being simulated: slot 4 now links to itself.
-        unsafe { four.cast::<u16>().write(4) };
+        let mut p = with_broken_link(&mut r, 5, 4);
         assert_eq!(p.alloc_aligned(64), None);
         assert_eq!(p.check(), Err(CheckError::FreeButLive { slot: 4 }));
     }
@@ -517,21 +513,16 @@ mod tests {
         }
     }
 
-    /// A link that names a live slot would hand that slot out a second time: `alloc` refuses it too.
+    /// A link that names a live slot (free slot 1's link names slot 0) would hand that slot out a second
+    /// time: `alloc` refuses it too.
     #[test]
     #[cfg_attr(debug_assertions, should_panic(expected = "IntrusivePool: slot 0 is on the free list but live"))]
     fn a_link_to_a_live_slot_is_refused() {
         let mut r = Region([0; 1024]);
-        let mut p = IntrusivePool::new(&mut r.0[..256], 16).unwrap();
-        let a = p.alloc().unwrap();
-        let b = p.alloc().unwrap();
-        p.free(b).unwrap();
-        // SAFETY: slot 1 is in the region; the caller's bug being simulated: its link now names live slot 0.
-        unsafe { b.as_ptr().cast::<u16>().write(0) };
-        assert_eq!(p.alloc(), Some(b));
+        let mut p = with_broken_link(&mut r, 2, 0);
+        assert!(p.alloc().is_some(), "slot 1 itself is free");
         assert_eq!(p.alloc(), None, "slot 0 is live");
         assert_eq!(p.check(), Err(CheckError::FreeButLive { slot: 0 }));
-        let _ = a;
     }
 
     #[test]
