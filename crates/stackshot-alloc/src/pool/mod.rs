@@ -30,7 +30,8 @@
 //!   listed twice \[`FreeButLive`\]; every slot whose live bit is clear is on the free stack/list
 //!   \[`Leaked`\], except the packed stacks' never-used slots `fresh..`, whose live bits are all clear
 //!   \[`FreeButLive`\].
-//! - **IN3** (`IntrusivePool`): the free list ends (`NIL`) after exactly `free` links \[`ListLength`\].
+//! - **IN3** (`IntrusivePool`): the free list ends (a link equal to the slot count) after exactly `free` links
+//!   \[`ListLength`\].
 //! - **FL1** (`FlagPool`): the live count equals the number of set flags \[`CountMismatch`\]; exactly the
 //!   flagged slots hold an initialised `T`.
 //!

@@ -95,11 +95,13 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
             return Err(PoolError::DoubleFree);
         }
         *live = false;
-        // SAFETY: slot `i` was live, so fewer than `N` slots are free (PT2): `top < N`. `i < N`, so `slot` is
-        // inside the borrowed storage, with its provenance. The slot holds the value written by `alloc` (the
-        // caller may have changed it through the pointer `alloc` returned), read out once.
+        // The pool's pointer to slot `i`: `p`'s address (slot `i`'s start, checked by `index_of`) with the
+        // provenance of `base`, the borrowed storage. (The same as `base.add(i)`, without the multiply.)
+        let slot = self.base.with_addr(p.addr().get());
+        // SAFETY: slot `i` was live, so fewer than `N` slots are free (PT2): `top < N`. `slot` is slot `i` of
+        // the borrowed storage. The slot holds the value written by `alloc` (the caller may have changed it
+        // through the pointer `alloc` returned), read out once.
         unsafe {
-            let slot = self.base.add(i);
             *self.stack.get_unchecked_mut(self.top) = slot;
             self.top += 1;
             Ok(slot.read())
