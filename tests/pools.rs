@@ -1,5 +1,5 @@
-//! The stack pools on the GBA: the host's property drivers at a smaller scale, and the bullet pool's ARM fast
-//! paths (`stackshot::pools`) on a pool in IWRAM.
+//! The stack pools on the GBA: the host's property drivers at a smaller scale, the bullet pool's ARM fast
+//! paths (`stackshot::pools`) on a pool in IWRAM, and the intrusive pool's size arithmetic on a 32-bit `usize`.
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
@@ -9,7 +9,7 @@ stackshot::testing::test_main!();
 
 use stackshot::info;
 use stackshot::pools::{pool_alloc, pool_free, pool_get_mut};
-use stackshot_alloc::pool::{IndexPool, PoolError, props};
+use stackshot_alloc::pool::{IndexPool, IntrusivePool, PoolError, props};
 
 #[derive(Debug, PartialEq)]
 struct Bullet {
@@ -84,4 +84,15 @@ fn bad_frees_are_reported_and_change_nothing() {
     assert!(bullets.is_empty());
     bullets.check().unwrap();
     assert_eq!(pool_free(other, foreign), Ok(Bullet { x: 3, y: 4 }));
+}
+
+/// On the GBA's 32-bit `usize`, a `1 << 29`-byte slot makes `8 * stride + 1` and `count * stride` wrap: the
+/// intrusive pool must refuse it rather than write free-list links outside its region.
+#[test_case]
+fn an_intrusive_pool_refuses_slots_whose_size_overflows_usize() {
+    let mut region = [0u8; 1024];
+    for slot_size in [1 << 29, 1 << 30, (1 << 31) + 1, usize::MAX] {
+        assert!(IntrusivePool::new(&mut region, slot_size).is_none(), "slot size {slot_size:#x} gave a pool");
+    }
+    assert!(region.iter().all(|&b| b == 0), "the region was written");
 }

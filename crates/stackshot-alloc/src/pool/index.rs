@@ -164,25 +164,43 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
     #[inline(always)]
     #[allow(clippy::question_mark, reason = "hot path: plain `match`, no `Try` trait calls from core")]
     pub fn free(&mut self, h: Handle<T, I>) -> Result<T, PoolError> {
-        let i = match self.live_index(h, PoolError::DoubleFree) {
-            Ok(i) => i,
-            Err(e) => return Err(e),
-        };
+        match self.live_index(h, PoolError::DoubleFree) {
+            // SAFETY: `live_index` returned a live slot `< N`.
+            Ok(i) => Ok(unsafe { self.free_live(i) }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Frees live slot `i` and returns its value.
+    ///
+    /// # Safety
+    /// `i < N` and slot `i` is live.
+    #[inline(always)]
+    unsafe fn free_live(&mut self, i: usize) -> T {
         let f = self.free;
-        // SAFETY: `i < N` (checked by `live_index`); `f < N` because slot `i` is live, so
-        // `free <= pos[i] < N`; stack entries are `< N` (IX2), so `j < N`; `p = pos[i] < N` (IX2).
+        // SAFETY: slot `i` is live (caller), so `free <= pos[i] < N`: `f < N`. `f` is the lowest live position;
+        // moving `i` there and making it free keeps `stack[free..]` the live slots (IX3).
+        unsafe { self.place(i, f) };
+        self.free = f + 1;
+        // SAFETY: slot `i` was live, so initialised (IX3); it is now free, so nothing reads it again.
+        unsafe { self.slots.get_unchecked(i).assume_init_read() }
+    }
+
+    /// Moves slot `i` to stack position `at`, and the slot that was there to `i`'s old position.
+    ///
+    /// # Safety
+    /// `i < N` and `at < N`.
+    #[inline(always)]
+    unsafe fn place(&mut self, i: usize, at: usize) {
+        // SAFETY: `i < N` and `at < N` (caller); stack entries are `< N` (IX2), so `j < N`; `pos[i] < N` (IX2).
         unsafe {
             let p = *self.pos.get_unchecked(i);
-            let j = *self.stack.get_unchecked(f);
-            // Swap `i` (at `p`) with `j` (at `f`, the lowest live position), then make `f` free.
-            *self.stack.get_unchecked_mut(f) = h.index();
-            *self.pos.get_unchecked_mut(i) = I::from_usize(f);
+            let j = *self.stack.get_unchecked(at);
+            *self.stack.get_unchecked_mut(at) = I::from_usize(i);
+            *self.pos.get_unchecked_mut(i) = I::from_usize(at);
             *self.stack.get_unchecked_mut(p.to_usize()) = j;
             *self.pos.get_unchecked_mut(j.to_usize()) = p;
         }
-        self.free = f + 1;
-        // SAFETY: slot `i` was live, so initialised (IX3); it is now free, so nothing reads it again.
-        Ok(unsafe { self.slots.get_unchecked(i).assume_init_read() })
     }
 
     /// The value of live handle `h`; `Err(Dangling)` if its slot is free.
@@ -205,24 +223,11 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
         }
     }
 
-    /// The handle of the `n`-th live object (`n < len()`), in O(1), for walks that must not take a closure (an
-    /// ARM caller in IWRAM inlines this, not `retain`'s closure). A walk `n = 0, 1, …` meets every live object
-    /// once; freeing the object at `n` moves one already met into its place, so after a free the walk stays at
-    /// the same `n`:
-    /// ```ignore
-    /// let mut n = 0;
-    /// while let Some(h) = pool.nth_live(n) {
-    ///     if keep(pool.get_mut(h)) { n += 1 } else { pool.free(h); }
-    /// }
-    /// ```
+    /// A walk over the live objects that can free and allocate as it goes (see [`Sweep`]): `retain` without a
+    /// closure, for ARM code in IWRAM, which inlines this walk but not a Thumb closure.
     #[inline(always)]
-    pub fn nth_live(&self, n: usize) -> Option<Handle<T, I>> {
-        let p = self.free + n;
-        if p >= N {
-            return None;
-        }
-        // SAFETY: `p < N` was checked above.
-        Some(Handle::from_raw(unsafe { *self.stack.get_unchecked(p) }, self.id))
+    pub fn sweep(&mut self) -> Sweep<'_, T, I, N> {
+        Sweep { next: self.free, pool: self }
     }
 
     /// The live values with their handles, in O(live).
@@ -238,17 +243,12 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
     /// Calls `keep` on every live value (O(live)) and frees, dropping them, those for which it returns false:
     /// the per-frame "update every bullet, drop the dead ones" loop.
     pub fn retain(&mut self, mut keep: impl FnMut(&mut T) -> bool) {
-        // Walk upwards: freeing the value at `p` swaps in the one from `free`, which was already visited.
-        let mut p = self.free;
-        while p < N {
-            let i = self.stack[p];
-            // SAFETY: `p >= free`, so slot `i` is live and initialised (IX3); `i < N` (IX2).
-            let v = unsafe { self.slots.get_unchecked_mut(i.to_usize()).assume_init_mut() };
+        let mut walk = self.sweep();
+        while let Some((h, v)) = walk.next() {
             if !keep(v) {
-                let dropped = self.free(Handle::from_raw(i, self.id));
+                let dropped = walk.free(h);
                 debug_assert!(dropped.is_ok());
             }
-            p += 1;
         }
     }
 
@@ -289,6 +289,86 @@ impl<T, I: Index, const N: usize> Drop for IndexPool<T, I, N> {
                 p += 1;
             }
         }
+    }
+}
+
+/// A walk over an [`IndexPool`]'s live objects ([`IndexPool::sweep`]) that meets every object live when it
+/// starts exactly once, in O(live), while it frees and allocates in the same pool:
+/// ```ignore
+/// let mut walk = pool.sweep();
+/// while let Some((h, bullet)) = walk.next() {
+///     if !bullet.step() {
+///         walk.free(h);
+///     }
+/// }
+/// ```
+/// - An object freed during the walk (the one just met, one met before, or one not yet met) is not met
+///   afterwards; every other object live at the start is met once.
+/// - An object allocated during the walk is not met by it.
+///
+/// The walk holds the pool's `&mut`, so freeing and allocating can only go through it: the pool's own
+/// `free` and `alloc`, which would move objects under the walk, cannot be called until it ends.
+///
+/// How: `stack[pool.free..next]` are the objects met (and those allocated during the walk, which `alloc`
+/// puts at `free - 1`), `stack[next..]` those still to meet. `free` swaps the freed slot with the lowest
+/// live one, `stack[free]`, which the walk has met, so the split holds; freeing an object not yet met first
+/// moves it to `next` and counts that position as met.
+pub struct Sweep<'a, T, I: Index, const N: usize> {
+    pool: &'a mut IndexPool<T, I, N>,
+    next: usize,
+}
+
+impl<T, I: Index, const N: usize> Sweep<'_, T, I, N> {
+    /// The next object not yet met, with its handle, or `None` when all have been met.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait, reason = "the value borrows the walk, which `Iterator` cannot express")]
+    pub fn next(&mut self) -> Option<(Handle<T, I>, &mut T)> {
+        let p = self.next;
+        if p >= N {
+            return None;
+        }
+        self.next = p + 1;
+        // SAFETY: `p < N`; `p >= pool.free` (`next` starts at `free` and `free` never passes it), so slot `i`
+        // is live and initialised (IX3); stack entries are `< N` (IX2).
+        unsafe {
+            let i = *self.pool.stack.get_unchecked(p);
+            let v = self.pool.slots.get_unchecked_mut(i.to_usize()).assume_init_mut();
+            Some((Handle::from_raw(i, self.pool.id), v))
+        }
+    }
+
+    /// Frees `h`'s slot and returns its value, as [`IndexPool::free`] (with the same errors); the walk goes
+    /// on without meeting it.
+    #[inline(always)]
+    #[allow(clippy::question_mark, reason = "hot path: plain `match`, no `Try` trait calls from core")]
+    pub fn free(&mut self, h: Handle<T, I>) -> Result<T, PoolError> {
+        let i = match self.pool.live_index(h, PoolError::DoubleFree) {
+            Ok(i) => i,
+            Err(e) => return Err(e),
+        };
+        // SAFETY: `live_index` checked `i < N`, and slot `i` is live, so `pos[i] < N`; `next <= pos[i] < N`
+        // in the branch.
+        unsafe {
+            if self.pool.pos.get_unchecked(i).to_usize() >= self.next {
+                // Not met yet: move it to `next`, counted as met, so that the slot `free_live` swaps into its
+                // place, `stack[free]`, lands among the met ones.
+                self.pool.place(i, self.next);
+                self.next += 1;
+            }
+            Ok(self.pool.free_live(i))
+        }
+    }
+
+    /// Stores `value` in a free slot, as [`IndexPool::alloc`]; the walk does not meet it.
+    #[inline(always)]
+    pub fn alloc(&mut self, value: T) -> Option<Handle<T, I>> {
+        self.pool.alloc(value)
+    }
+
+    /// The value of live handle `h`, as [`IndexPool::get_mut`].
+    #[inline(always)]
+    pub fn get_mut(&mut self, h: Handle<T, I>) -> Result<&mut T, PoolError> {
+        self.pool.get_mut(h)
     }
 }
 
@@ -423,26 +503,135 @@ mod tests {
     }
 
     #[test]
-    fn an_nth_live_walk_meets_every_live_object_once_while_freeing() {
+    fn a_sweep_meets_every_live_object_once_while_freeing_it() {
         let mut p: IndexPool<u32, u8, 16> = IndexPool::new(0);
         let handles: [_; 12] = core::array::from_fn(|i| p.alloc(i as u32).unwrap());
         for h in [handles[2], handles[7], handles[9]] {
             p.free(h).unwrap();
         }
-        let (mut n, mut met) = (0, 0u32);
-        while let Some(h) = p.nth_live(n) {
-            let v = *p.get(h).unwrap();
+        let mut met = 0u32;
+        let mut walk = p.sweep();
+        while let Some((h, &mut v)) = walk.next() {
             assert_eq!(met & (1 << v), 0, "met {v} twice");
             met |= 1 << v;
             if v % 2 == 0 {
-                p.free(h).unwrap();
-            } else {
-                n += 1;
+                assert_eq!(walk.free(h), Ok(v));
             }
         }
         assert_eq!(met, 0b1111_1111_1111 & !(1 << 2 | 1 << 7 | 1 << 9));
         assert_eq!(p.len(), 4, "the odd ones 1, 3, 5, 11 stay");
         assert_eq!(p.check(), Ok(()));
+    }
+
+    /// A walk that frees an object it has met and one it has not, allocates, and frees the object it is at:
+    /// every object live at the start is met once except the one freed before it was met, and the new one
+    /// is not met. (The same walk written with `nth_live`, which this replaces, met two objects twice and
+    /// missed two.)
+    #[test]
+    fn a_sweep_that_frees_others_and_allocates_meets_each_object_once() {
+        let mut p: IndexPool<u32, u8, 16> = IndexPool::new(0);
+        let h: [_; 8] = core::array::from_fn(|i| p.alloc(i as u32).unwrap());
+        let mut met = [0u32; 16];
+        let (mut k, mut gone) = (0, None);
+        let mut walk = p.sweep();
+        while let Some((x, &mut v)) = walk.next() {
+            let v = v as usize;
+            met[v] += 1;
+            k += 1;
+            if k == 3 {
+                let seen = (0..8).find(|&w| met[w] == 1 && w != v).unwrap();
+                let ahead = (0..8).find(|&w| met[w] == 0).unwrap();
+                assert_eq!(walk.free(h[seen]), Ok(seen as u32));
+                assert_eq!(walk.free(h[ahead]), Ok(ahead as u32));
+                assert_eq!(walk.free(h[ahead]), Err(PoolError::DoubleFree));
+                gone = Some(ahead);
+            }
+            if k == 5 {
+                let new = walk.alloc(8 + k).unwrap();
+                assert_eq!(walk.get_mut(new).map(|v| *v), Ok(13));
+            }
+            if k == 6 {
+                assert_eq!(walk.free(x), Ok(v as u32));
+            }
+        }
+        let want: [u32; 16] = core::array::from_fn(|w| (w < 8 && Some(w) != gone) as u32);
+        assert_eq!(met, want, "visits per object (objects 0..8 live at the start, {gone:?} freed before it was met)");
+        assert_eq!(p.len(), 8 - 3 + 1);
+        assert_eq!(p.check(), Ok(()));
+    }
+
+    /// Random walks over random pools, freeing the object met, others met or not, and allocating, in any
+    /// mix: each object live at the start and not freed before it is reached is met exactly once, no other.
+    #[test]
+    fn random_sweeps_meet_each_object_once() {
+        use crate::rng::Rng;
+        const FRESH: u8 = 0;
+        const MET: u8 = 1;
+        const GONE: u8 = 2; // freed before it was met (before or during the walk)
+        const NEW: u8 = 3; // allocated during the walk
+        for seed in 1..if cfg!(miri) { 20 } else { 2_000 } {
+            let mut rng = Rng::new(seed);
+            let mut p: IndexPool<u32, u8, 32> = IndexPool::new(5);
+            let mut handles = [None; 256];
+            let mut state = [FRESH; 256];
+            let mut ids = 0;
+            // A random pool: some allocations, some freed, so that slots sit in any order.
+            for _ in 0..rng.below(60) {
+                if rng.chance(65) {
+                    if let Some(h) = p.alloc(ids) {
+                        handles[ids as usize] = Some(h);
+                        ids += 1;
+                    }
+                } else if let Some(id) = random_live(&mut rng, &handles[..ids as usize]) {
+                    assert_eq!(p.free(handles[id].take().unwrap()), Ok(id as u32));
+                    state[id] = GONE;
+                }
+            }
+            let mut walk = p.sweep();
+            while let Some((here, &mut v)) = walk.next() {
+                let v = v as usize;
+                assert_eq!(state[v], FRESH, "seed {seed}: met object {v} in state {}", state[v]);
+                state[v] = MET;
+                let mut here = Some(here);
+                for _ in 0..rng.below(4) {
+                    match rng.below(3) {
+                        0 if here.is_some() => {
+                            assert_eq!(walk.free(here.take().unwrap()), Ok(v as u32));
+                            handles[v] = None;
+                        }
+                        1 if ids < 255 => {
+                            if let Some(h) = walk.alloc(ids) {
+                                handles[ids as usize] = Some(h);
+                                state[ids as usize] = NEW;
+                                ids += 1;
+                            }
+                        }
+                        _ => {
+                            if let Some(id) = random_live(&mut rng, &handles[..ids as usize]) {
+                                assert_eq!(walk.free(handles[id].take().unwrap()), Ok(id as u32));
+                                if state[id] == FRESH {
+                                    state[id] = GONE;
+                                }
+                                if Some(id) == here.map(|_| v) {
+                                    here = None;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let missed = (0..ids as usize).find(|&id| state[id] == FRESH);
+            assert_eq!(missed, None, "seed {seed}: never met");
+            assert_eq!(p.len(), handles.iter().flatten().count(), "seed {seed}");
+            assert_eq!(p.check(), Ok(()), "seed {seed}");
+        }
+    }
+
+    /// A random live id among `handles`, if any.
+    fn random_live(rng: &mut crate::rng::Rng, handles: &[Option<Handle<u32, u8>>]) -> Option<usize> {
+        let live = handles.iter().filter(|h| h.is_some()).count();
+        let n = rng.below(live.max(1) as u32) as usize;
+        handles.iter().enumerate().filter(|(_, h)| h.is_some()).nth(n).map(|(id, _)| id)
     }
 
     #[test]

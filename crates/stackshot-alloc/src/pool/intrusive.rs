@@ -5,8 +5,8 @@ use core::ptr::NonNull;
 
 use super::{CheckError, PoolError};
 
-/// The end of the free list; so at most 65,535 slots.
-const NIL: u16 = u16::MAX;
+/// The most slots: the free list ends with the link `count` (one past the last slot), which must fit a `u16`.
+const MAX_SLOTS: usize = u16::MAX as usize;
 
 /// Fixed-size slots carved from a borrowed byte region, with the free list threaded through the free slots.
 ///
@@ -34,28 +34,41 @@ impl<'a> IntrusivePool<'a> {
     pub const MAX_ALIGN: usize = 64;
 
     /// A pool of as many `slot_size`-byte slots as fit in `region` (up to 65,535), all free; slot 0 is
-    /// allocated first. `None` if not one slot fits.
+    /// allocated first. `None` if not one slot fits, including a `slot_size` whose stride would not fit in a
+    /// `usize`: every size computation is checked, so no input panics or writes outside `region`.
     pub fn new(region: &'a mut [u8], slot_size: usize) -> Option<Self> {
-        let stride = if slot_size < 2 { 2 } else { slot_size.next_power_of_two() };
+        let stride = slot_size.max(2).checked_next_power_of_two()?;
         let align = if stride < Self::MAX_ALIGN { stride } else { Self::MAX_ALIGN };
-        let (start, len) = (region.as_mut_ptr() as usize, region.len());
-        // At most `len / (stride + 1/8)` slots; fewer if the alignment padding does not fit.
-        let mut count = len * 8 / (8 * stride + 1);
-        if count > NIL as usize {
-            count = NIL as usize;
-        }
-        let offset = loop {
-            if count == 0 {
-                return None;
+        let (start, len) = (region.as_ptr().addr(), region.len());
+        // Where the slot area starts if `count` slots need live bits: after the bits, aligned. `None` if the
+        // bits, padding and slots do not fit in `len`.
+        let slot_area = |count: usize| {
+            let bits = count.div_ceil(8);
+            // The padding from `start + bits` up to a multiple of `align`, in wrapping arithmetic: exact, as
+            // `align` is a power of two.
+            let offset = bits + (start.wrapping_add(bits).wrapping_neg() & (align - 1));
+            match count.checked_mul(stride) {
+                Some(slots) if slots <= len && offset <= len - slots => Some(offset),
+                _ => None,
             }
-            let offset = (start + count.div_ceil(8)).next_multiple_of(align) - start;
-            if offset + count * stride <= len {
-                break offset;
-            }
-            count -= 1;
         };
+        // The most slots that fit, by bisection: fitting is monotone in the count (more slots need more bytes
+        // and at least as much padding). `lo` fits (or is 0), `hi + 1` does not.
+        let (mut lo, mut hi) = (0, if len / stride < MAX_SLOTS { len / stride } else { MAX_SLOTS });
+        while lo < hi {
+            let mid = hi - (hi - lo) / 2;
+            if slot_area(mid).is_some() {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if lo == 0 {
+            return None;
+        }
+        let (count, offset) = (lo, slot_area(lo)?);
         let live = region.as_mut_ptr();
-        // SAFETY: `offset + count * stride <= len`, so the slots lie in `region`.
+        // SAFETY: `offset + count * stride <= len` (`slot_area`), so the slots lie in `region`.
         let slots = unsafe { live.add(offset) };
         let mut pool = IntrusivePool {
             slots,
@@ -70,9 +83,9 @@ impl<'a> IntrusivePool<'a> {
         unsafe { live.write_bytes(0, count.div_ceil(8)) };
         let mut i = 0;
         while i < count as u32 {
-            let next = if i + 1 < count as u32 { i as u16 + 1 } else { NIL };
-            // SAFETY: `i < count`: a slot of the region, at least 2-aligned.
-            unsafe { pool.set_link(i, next) };
+            // SAFETY: `i < count`: a slot of the region, at least 2-aligned. The last slot links to `count`,
+            // the end; `count <= MAX_SLOTS` fits the link.
+            unsafe { pool.set_link(i, i as u16 + 1) };
             i += 1;
         }
         Some(pool)
@@ -154,6 +167,28 @@ impl<'a> IntrusivePool<'a> {
         }
     }
 
+    /// The link stored in slot `i`, after checking that the slot is free and its link is a slot of this pool
+    /// or the end (`count`). `i` was reached by a link, and a write after free can have put anything in a
+    /// link: following it could leave the region or hand out a live slot.
+    ///
+    /// # Safety
+    /// `i < count`.
+    #[inline(always)]
+    unsafe fn next_free(&self, i: u32) -> Result<u16, Corrupt> {
+        // `cold_path`: without it LLVM lays the fast path out through a taken branch (5 cycles in ARM code).
+        if self.is_live(i) {
+            core::hint::cold_path();
+            return Err(Corrupt::LiveOnList { slot: i });
+        }
+        // SAFETY: `i < count` (caller), and the slot is free, so its first bytes are the pool's link.
+        let next = unsafe { self.link(i) };
+        if next as u32 > self.count {
+            core::hint::cold_path();
+            return Err(Corrupt::LinkOutside { slot: i, link: next });
+        }
+        Ok(next)
+    }
+
     /// Marks free slot `i` live and returns its address.
     ///
     /// # Safety
@@ -169,22 +204,35 @@ impl<'a> IntrusivePool<'a> {
         }
     }
 
-    /// A free slot (`stride()` bytes, aligned to `min(stride(), 64)`, contents unspecified), or `None`.
+    /// A free slot (`stride()` bytes, aligned to `min(stride(), 64)`, contents unspecified), or `None` when
+    /// the pool is full.
+    ///
+    /// A write after free can overwrite a free slot's link. `alloc` never follows a link outside the pool
+    /// and never hands out a live slot: it refuses, with the pool unchanged so that `check()` names the
+    /// broken link (`EntryOutOfRange`, `FreeButLive`). In debug builds the refusal is a panic naming the
+    /// slot and the link (`IntrusivePool: free slot 0 links to slot 39, outside the pool of 15 slots: ...`);
+    /// in release builds `alloc` returns `None`, each time it reaches the broken link.
     #[inline(always)]
     pub fn alloc(&mut self) -> Option<NonNull<u8>> {
-        if self.head == NIL {
+        let i = self.head as u32;
+        if i >= self.count {
             return None;
         }
-        let i = self.head as u32;
-        // SAFETY: list entries are `< count` (IN2) and free, so the slot holds a link; then it is unlinked.
-        unsafe {
-            self.head = self.link(i);
-            Some(self.take(i))
+        // SAFETY: `i < count`.
+        match unsafe { self.next_free(i) } {
+            Ok(next) => {
+                self.head = next;
+                // SAFETY: as above; unlinked just now.
+                Some(unsafe { self.take(i) })
+            }
+            Err(e) => e.refuse(self.count),
         }
     }
 
     /// A free slot whose address is a multiple of `align` (a power of two up to 64), or `None` if there is
-    /// none or `align` is not such a power of two. O(1) when `align <= min(stride(), 64)`, else O(free).
+    /// none or `align` is not such a power of two. O(1) when `align <= min(stride(), 64)`, else O(free). A
+    /// broken link met on the way is refused as in `alloc`, and so is a list longer than the free count (a
+    /// loop).
     pub fn alloc_aligned(&mut self, align: usize) -> Option<NonNull<u8>> {
         if align > Self::MAX_ALIGN || !align.is_power_of_two() {
             return None;
@@ -192,23 +240,32 @@ impl<'a> IntrusivePool<'a> {
         if align <= self.stride() {
             return self.alloc();
         }
-        let mut prev = NIL;
-        let mut cur = self.head;
-        while cur != NIL {
-            // SAFETY: list entries are `< count` (IN2) and free.
-            unsafe {
-                let next = self.link(cur as u32);
-                if (self.slot(cur as u32) as usize).is_multiple_of(align) {
-                    if prev == NIL {
-                        self.head = next;
-                    } else {
-                        self.set_link(prev as u32, next);
+        let (mut prev, mut cur, mut steps) = (None, self.head, 0);
+        // The head, and every link followed, is `<= count` (checked), and `count` is the end.
+        while (cur as u32) < self.count {
+            if steps == self.free {
+                return Corrupt::Loop.refuse(self.count);
+            }
+            // SAFETY: `cur` is the head or a checked link, so `< count`.
+            let next = match unsafe { self.next_free(cur as u32) } {
+                Ok(next) => next,
+                Err(e) => return e.refuse(self.count),
+            };
+            // SAFETY: as above.
+            if unsafe { self.slot(cur as u32) }.addr().is_multiple_of(align) {
+                // SAFETY: `prev` is the free slot before `cur` on the list, so it takes `cur`'s link; then
+                // `cur` is unlinked.
+                unsafe {
+                    match prev {
+                        None => self.head = next,
+                        Some(prev) => self.set_link(prev, next),
                     }
                     return Some(self.take(cur as u32));
                 }
-                prev = cur;
-                cur = next;
             }
+            prev = Some(cur as u32);
+            cur = next;
+            steps += 1;
         }
         None
     }
@@ -217,7 +274,7 @@ impl<'a> IntrusivePool<'a> {
     /// or already free. The slot's first two bytes are overwritten by the link.
     #[inline(always)]
     pub fn free(&mut self, p: NonNull<u8>) -> Result<(), PoolError> {
-        let (a, b) = (p.as_ptr() as usize, self.slots as usize);
+        let (a, b) = (p.as_ptr().addr(), self.slots.addr());
         if a < b || a - b >= (self.count as usize) << self.shift {
             return Err(PoolError::ForeignHandle);
         }
@@ -259,7 +316,7 @@ impl<'a> IntrusivePool<'a> {
         let mut cur = self.head;
         let mut k = 0;
         let mut err = None;
-        while cur != NIL {
+        while cur as u32 != self.count {
             if k == self.free {
                 err = Some(CheckError::ListLength);
             } else if cur as u32 >= self.count {
@@ -290,6 +347,40 @@ impl<'a> IntrusivePool<'a> {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// A free list broken by a write after free, as `alloc` and `alloc_aligned` find it.
+#[derive(Clone, Copy)]
+enum Corrupt {
+    /// Free slot `slot`'s link is neither a slot of the pool nor the end.
+    LinkOutside { slot: u32, link: u16 },
+    /// Slot `slot` is on the free list but live: a link that should name a free slot names it.
+    LiveOnList { slot: u32 },
+    /// The list goes on past the free count: a link closes a loop.
+    Loop,
+}
+
+impl Corrupt {
+    /// Refuses the allocation (the pool is unchanged): a panic naming the fault in debug builds, `None` in
+    /// release builds.
+    fn refuse(self, count: u32) -> Option<NonNull<u8>> {
+        if cfg!(debug_assertions) {
+            match self {
+                Corrupt::LinkOutside { slot, link } => panic!(
+                    "IntrusivePool: free slot {slot} links to slot {link}, outside the pool of {count} slots: \
+                     the slot was written after it was freed"
+                ),
+                Corrupt::LiveOnList { slot } => panic!(
+                    "IntrusivePool: slot {slot} is on the free list but live: a free slot's link was written \
+                     after it was freed"
+                ),
+                Corrupt::Loop => panic!(
+                    "IntrusivePool: the free list loops: a free slot's link was written after it was freed"
+                ),
+            }
+        }
+        None
     }
 }
 
@@ -331,6 +422,111 @@ mod tests {
         assert!(IntrusivePool::new(&mut [0u8; 2], 2).is_none());
     }
 
+    /// Slot sizes whose stride times the count, or `8 * stride + 1`, overflow `usize` (`1 << 29` on the GBA,
+    /// `1 << 61` on a 64-bit host), or whose stride does not exist, give `None`: no panic, no write.
+    #[test]
+    fn new_refuses_huge_slots_without_overflowing() {
+        let mut r = Region([0; 1024]);
+        let huge = [1 << (usize::BITS - 3), 1 << (usize::BITS - 2), (1 << (usize::BITS - 1)) + 1, usize::MAX, 1024];
+        for slot_size in huge {
+            assert!(IntrusivePool::new(&mut r.0, slot_size).is_none(), "slot size {slot_size:#x}");
+        }
+        assert_eq!(r.0, [0; 1024], "nothing written");
+        assert!(IntrusivePool::new(&mut [], 2).is_none());
+        // The largest slot that fits: 1 live-bit byte, padding to 64, then 512 bytes.
+        assert_eq!(IntrusivePool::new(&mut r.0[..64 + 512], 512).map(|p| p.capacity()), Some(1));
+        assert!(IntrusivePool::new(&mut r.0[..64 + 511], 512).is_none());
+    }
+
+    /// A 15-slot pool of 16-byte slots in the first 256 bytes of `r`, with slots `..taken` allocated, then
+    /// the last of them freed and its link overwritten with `link`: a write after free, the caller's bug.
+    fn with_broken_link(r: &mut Region, taken: u32, link: u16) -> IntrusivePool<'_> {
+        let mut p = IntrusivePool::new(&mut r.0[..256], 16).unwrap();
+        assert_eq!(p.capacity(), 15);
+        for _ in 0..taken {
+            p.alloc().unwrap();
+        }
+        // SAFETY: `taken - 1 < count`.
+        let last = unsafe { p.slot(taken - 1) };
+        p.free(NonNull::new(last).unwrap()).unwrap();
+        // SAFETY: the slot is in the region; writing to it after `free` is the bug being simulated.
+        unsafe { last.cast::<u16>().write(link) };
+        p
+    }
+
+    /// A write after free over a free slot's link makes `alloc` refuse (a panic naming the fault in debug
+    /// builds, `None` in release, with the pool unchanged for `check()` to report) instead of handing out a
+    /// pointer outside the region. Slot 39 would be 640 bytes past slot 0, outside the 256-byte region (but
+    /// inside `r`, so a pool that followed the link would not crash the test).
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "IntrusivePool: free slot 0 links to slot 39"))]
+    fn a_write_after_free_never_hands_out_a_slot_outside_the_region() {
+        let mut r = Region([0; 1024]);
+        let mut p = with_broken_link(&mut r, 1, 39);
+        assert_eq!(p.alloc(), None, "slot 0's link, 39, is outside the pool");
+        assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 1 }));
+        assert_eq!(p.len(), 0, "unchanged");
+    }
+
+    /// The same write after free met by `alloc_aligned`'s walk of the free list: slot 4 is not 64-aligned,
+    /// so the walk reads its link, which would take it to slot 39 (64-aligned).
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "IntrusivePool: free slot 4 links to slot 39"))]
+    fn a_write_after_free_stops_the_aligned_walk() {
+        let mut r = Region([0; 1024]);
+        let mut p = with_broken_link(&mut r, 5, 39);
+        assert_eq!(p.alloc_aligned(64), None);
+        assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 1 }));
+    }
+
+    /// A link that closes a loop of free slots (slot 4 to itself) would keep `alloc_aligned` walking
+    /// forever: it stops after as many links as there are free slots.
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "IntrusivePool: the free list loops"))]
+    fn a_loop_in_the_free_list_stops_the_aligned_walk() {
+        let mut r = Region([0; 1024]);
+        let mut p = with_broken_link(&mut r, 5, 4);
+        assert_eq!(p.alloc_aligned(64), None);
+        assert_eq!(p.check(), Err(CheckError::FreeButLive { slot: 4 }));
+    }
+
+    /// `new` fits the most slots the layout allows: live bits, padding to `min(stride, 64)`, slots.
+    #[test]
+    fn new_fits_the_most_slots() {
+        let mut r = Region([0; 1024]);
+        let lens = if cfg!(miri) { 0..=80 } else { 0..=300 };
+        for size in [1, 2, 3, 5, 8, 16, 33, 64, 100, 128] {
+            let stride = (size as usize).max(2).next_power_of_two();
+            for skip in [0, 1, 2, 7, 31, 63] {
+                for len in lens.clone() {
+                    let start = r.0.as_ptr().addr() + skip;
+                    let fits = |c: usize| {
+                        let bits_end = start + c.div_ceil(8);
+                        bits_end.next_multiple_of(stride.min(64)) + c * stride <= start + len
+                    };
+                    let mut want = 0;
+                    while fits(want + 1) {
+                        want += 1;
+                    }
+                    let got = IntrusivePool::new(&mut r.0[skip..skip + len], size).map_or(0, |p| p.capacity());
+                    assert_eq!(got as usize, want, "slot size {size}, {len} bytes at +{skip}");
+                }
+            }
+        }
+    }
+
+    /// A link that names a live slot (free slot 1's link names slot 0) would hand that slot out a second
+    /// time: `alloc` refuses it too.
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "IntrusivePool: slot 0 is on the free list but live"))]
+    fn a_link_to_a_live_slot_is_refused() {
+        let mut r = Region([0; 1024]);
+        let mut p = with_broken_link(&mut r, 2, 0);
+        assert!(p.alloc().is_some(), "slot 1 itself is free");
+        assert_eq!(p.alloc(), None, "slot 0 is live");
+        assert_eq!(p.check(), Err(CheckError::FreeButLive { slot: 0 }));
+    }
+
     #[test]
     fn check_reports_corruption() {
         let mut r = Region([0; 1024]);
@@ -343,7 +539,7 @@ mod tests {
         unsafe { p.set_link(0, 7) };
         assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 1 }));
         // SAFETY: as above.
-        unsafe { p.set_link(0, NIL) };
+        unsafe { p.set_link(0, 2) }; // the end
         assert_eq!(p.check(), Err(CheckError::ListLength));
         // SAFETY: as above.
         unsafe { p.set_link(0, 1) };

@@ -30,7 +30,8 @@
 //!   listed twice \[`FreeButLive`\]; every slot whose live bit is clear is on the free stack/list
 //!   \[`Leaked`\], except the packed stacks' never-used slots `fresh..`, whose live bits are all clear
 //!   \[`FreeButLive`\].
-//! - **IN3** (`IntrusivePool`): the free list ends (`NIL`) after exactly `free` links \[`ListLength`\].
+//! - **IN3** (`IntrusivePool`): the free list ends (a link equal to the slot count) after exactly `free` links
+//!   \[`ListLength`\].
 //! - **FL1** (`FlagPool`): the live count equals the number of set flags \[`CountMismatch`\]; exactly the
 //!   flagged slots hold an initialised `T`.
 //!
@@ -46,6 +47,9 @@
 //!   that keeps the stack partitioned); `FlagPool` reads its flag; the packed stacks and the intrusive list keep
 //!   one live bit a slot (1/8 byte; a load, shift and mask per check plus a read-modify-write per
 //!   allocate/free); `PtrPool` keeps a `bool` a slot.
+//! - Write after free (`IntrusivePool`, whose list links live in the free slots): `alloc` compares the link it
+//!   follows with the slot count and tests the live bit of the slot it takes (a byte it loads anyway), and
+//!   refuses a broken link (a debug panic, `None` in release) instead of leaving the region.
 //! - A slot freed and then allocated again is live once more, so an old handle to it is not detected (no
 //!   generation counter): the checks catch double frees and foreign handles, not every use-after-free.
 //! - `check()` is O(capacity) and meant for tests and debug builds, not for the frame loop.
@@ -62,7 +66,7 @@ mod value;
 
 pub use flag::FlagPool;
 pub use handle::Handle;
-pub use index::{Index, IndexPool, Iter, IterMut};
+pub use index::{Index, IndexPool, Iter, IterMut, Sweep};
 pub use intrusive::IntrusivePool;
 pub use packed::{Packed18, Packed24};
 pub use ptr::PtrPool;

@@ -45,10 +45,10 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
         self.top == N
     }
 
-    /// The slot index of `p`, if it is the start of one of this pool's slots.
+    /// The slot index of `p`, if it is the start of one of this pool's slots. Only `p`'s address is used.
     #[inline(always)]
     fn index_of(&self, p: *mut T) -> Result<usize, PoolError> {
-        let (a, b) = (p as usize, self.base as usize);
+        let (a, b) = (p.addr(), self.base.addr());
         if a < b || a - b >= N * size_of::<T>() {
             return Err(PoolError::ForeignHandle);
         }
@@ -69,7 +69,7 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
         // SAFETY: `top` was in `1..=N` (PT1).
         let p = unsafe { *self.stack.get_unchecked(self.top) };
         // Stack entries are slot starts (PT2), so `index_of` succeeds; `i < N`.
-        let i = (p as usize - self.base as usize) / size_of::<T>();
+        let i = (p.addr() - self.base.addr()) / size_of::<T>();
         // SAFETY: `i < N`; `p` is a free slot inside the storage borrowed for `'a` (PT2), so no one else
         // holds it.
         unsafe {
@@ -80,7 +80,8 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
     }
 
     /// Frees the slot at `p` and returns its value; `Err` (pool unchanged) if `p` is outside this pool, not a
-    /// slot start, or already free.
+    /// slot start, or already free. Only `p`'s address is used: the value is read, and the slot later handed
+    /// out, through the pool's own pointer to the slot (derived from the storage it borrowed).
     #[inline(always)]
     #[allow(clippy::question_mark, reason = "hot path: plain `match`, no `Try` trait calls from core")]
     pub fn free(&mut self, p: NonNull<T>) -> Result<T, PoolError> {
@@ -94,12 +95,16 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
             return Err(PoolError::DoubleFree);
         }
         *live = false;
-        // SAFETY: slot `i` was live, so fewer than `N` slots are free (PT2): `top < N`. The slot holds the
-        // value written by `alloc` (the caller may have changed it through the pointer), read out once.
+        // The pool's pointer to slot `i`: `p`'s address (slot `i`'s start, checked by `index_of`) with the
+        // provenance of `base`, the borrowed storage. (The same as `base.add(i)`, without the multiply.)
+        let slot = self.base.with_addr(p.addr().get());
+        // SAFETY: slot `i` was live, so fewer than `N` slots are free (PT2): `top < N`. `slot` is slot `i` of
+        // the borrowed storage. The slot holds the value written by `alloc` (the caller may have changed it
+        // through the pointer `alloc` returned), read out once.
         unsafe {
-            *self.stack.get_unchecked_mut(self.top) = p.as_ptr();
+            *self.stack.get_unchecked_mut(self.top) = slot;
             self.top += 1;
-            Ok(p.as_ptr().read())
+            Ok(slot.read())
         }
     }
 
@@ -176,6 +181,26 @@ mod tests {
         assert_eq!(p.alloc([7, 8, 9]), Some(b), "LIFO");
         assert!(p.alloc([0; 3]).is_some() && p.alloc([0; 3]).is_some());
         assert_eq!(p.alloc([0; 3]), None);
+        assert_eq!(p.check(), Ok(()));
+    }
+
+    /// `free` works from the pool's own pointer to the slot, never the caller's: a pointer with the slot's
+    /// address but no provenance (made in safe code) frees the slot, and the value is read, and the next
+    /// value written, through the pool's pointer. Reading or writing through `fake` would be undefined
+    /// behaviour, which only Miri shows: run this under `cargo miri test` (crate README).
+    #[test]
+    fn free_uses_the_pools_own_pointer() {
+        let mut slots = [const { MaybeUninit::<u32>::uninit() }; 2];
+        let mut p = PtrPool::new(&mut slots);
+        let a = p.alloc(7).unwrap();
+        let fake = NonNull::new(core::ptr::without_provenance_mut::<u32>(a.as_ptr().addr())).unwrap();
+        assert_eq!(p.free(fake), Ok(7));
+        assert_eq!(p.free(fake), Err(PoolError::DoubleFree));
+        let b = p.alloc(8).unwrap();
+        assert_eq!(b, a, "the same slot again");
+        // SAFETY: `b` is live.
+        unsafe { b.as_ptr().write(b.as_ptr().read() + 1) };
+        assert_eq!(p.free(b), Ok(9));
         assert_eq!(p.check(), Ok(()));
     }
 

@@ -99,6 +99,7 @@ fn all(scale: u32) -> u64 {
 
 /// About two million operations: the default `cargo test` run.
 #[test]
+#[cfg_attr(miri, ignore = "minutes under Miri; `props::tests::drivers_pass` runs the same drivers there")]
 fn properties() {
     let total = all(1_500);
     println!("property ops in total: {total}");
