@@ -13,7 +13,7 @@ use core::fmt::Write;
 use gba::prelude::*;
 use stackshot::cycles::Stopwatch;
 use stackshot::overlay::{self, PoolGauge};
-use stackshot::scratch::{heap_alloc, heap_free};
+use stackshot_alloc::iwram::{heap_alloc, heap_free};
 use stackshot::{text, trace};
 use stackshot_alloc::heap::{Heap, Stats};
 use stackshot_alloc::pool::{Handle, IndexPool};

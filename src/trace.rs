@@ -4,7 +4,7 @@
 //!
 //! Call them beside the fast path, after it returns:
 //! ```ignore
-//! let r = scratch::heap_alloc(&mut heap, size, align);
+//! let r = stackshot_alloc::iwram::heap_alloc(&mut heap, size, align);
 //! trace::heap_alloc(size, align, r);
 //! ```
 //! The lines read `alloc-trace: heap alloc 40 B align 4 -> 0x03001088`, `alloc-trace: heap free 0x03001088 ->
@@ -12,18 +12,18 @@
 
 use core::ptr::NonNull;
 use stackshot_alloc::heap::HeapError;
-use stackshot_alloc::pool::PoolError;
+use stackshot_alloc::pool::{Handle, PoolError};
 
-/// A pool allocation in the pool with id `pool`: the slot index it returned, or `None` when the pool was full.
+/// A pool allocation in the pool with id `pool`: the handle it returned, or `None` when the pool was full.
 #[inline(always)]
-pub fn pool_alloc(pool: u8, index: Option<usize>) {
+pub fn pool_alloc<T>(pool: u8, handle: Option<Handle<T, u8>>) {
     #[cfg(feature = "alloc-trace")]
-    match index {
-        Some(i) => crate::info!("alloc-trace: pool {pool} alloc -> {i}"),
+    match handle {
+        Some(h) => crate::info!("alloc-trace: pool {pool} alloc -> {}", h.index()),
         None => crate::info!("alloc-trace: pool {pool} alloc -> full"),
     }
     #[cfg(not(feature = "alloc-trace"))]
-    let _ = (pool, index);
+    let _ = (pool, handle);
 }
 
 /// A free of slot `index` in the pool with id `pool`, and its outcome.

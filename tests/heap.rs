@@ -1,5 +1,5 @@
 //! The tree-heap on the GBA: the host's property drivers on a real 4 KB region in IWRAM, and the game's ARM
-//! fast paths (`stackshot::scratch`) on bad input.
+//! fast paths (`stackshot_alloc::iwram`) on bad input.
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
@@ -9,7 +9,7 @@ stackshot::testing::test_main!();
 
 use core::ptr::NonNull;
 use stackshot::info;
-use stackshot::scratch::{heap_alloc, heap_free};
+use stackshot_alloc::iwram::{heap_alloc, heap_free};
 use stackshot_alloc::heap::{Heap, HeapError, props};
 
 /// 4 KB in IWRAM (.bss), like the game's AI heap.

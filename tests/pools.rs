@@ -1,5 +1,5 @@
 //! The stack pools on the GBA: the host's property drivers at a smaller scale, the bullet pool's ARM fast
-//! paths (`stackshot::pools`) on a pool in IWRAM, and the intrusive pool's size arithmetic on a 32-bit `usize`.
+//! paths (`stackshot_alloc::iwram`) on a pool in IWRAM, and the intrusive pool's size arithmetic on a 32-bit `usize`.
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
@@ -8,7 +8,7 @@
 stackshot::testing::test_main!();
 
 use stackshot::info;
-use stackshot::pools::{pool_alloc, pool_free, pool_get_mut};
+use stackshot_alloc::iwram::{pool_alloc, pool_free, pool_get_mut};
 use stackshot_alloc::pool::{IndexPool, IntrusivePool, PoolError, props};
 
 #[derive(Debug, PartialEq)]

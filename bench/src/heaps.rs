@@ -44,14 +44,14 @@ impl Subject for TreeHeap {
     }
     #[inline(always)]
     fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        match stackshot::scratch::heap_alloc(&mut self.0, size, align) {
+        match stackshot_alloc::iwram::heap_alloc(&mut self.0, size, align) {
             Ok(p) => Some(p),
             Err(_) => None,
         }
     }
     #[inline(always)]
     fn free(&mut self, ptr: NonNull<u8>, _size: usize, _align: usize) {
-        if stackshot::scratch::heap_free(&mut self.0, ptr).is_err() {
+        if stackshot_alloc::iwram::heap_free(&mut self.0, ptr).is_err() {
             panic!("the trace frees only what it allocated");
         }
     }

@@ -4,7 +4,7 @@
 use super::Fx;
 use super::sprites::Sprited;
 use super::sweep::sweep;
-use crate::pools::pool_alloc;
+use stackshot_alloc::iwram::pool_alloc;
 use stackshot_alloc::pool::IndexPool;
 
 #[derive(Clone, Copy, Debug)]
@@ -42,7 +42,9 @@ pub fn move_bullets<const N: usize>(pool: &mut IndexPool<Bullet, u8, N>) {
 
 /// Fires one bullet; false if the pool is full (the shot is simply not fired).
 pub fn fire<const N: usize>(pool: &mut IndexPool<Bullet, u8, N>, x: Fx, y: Fx, vx: Fx, vy: Fx) -> bool {
-    pool_alloc(pool, Bullet { x, y, vx, vy }).is_some()
+    let fired = pool_alloc(pool, Bullet { x, y, vx, vy });
+    crate::trace::pool_alloc(pool.id(), fired);
+    fired.is_some()
 }
 
 /// 256·sin of the first quarter turn in 64ths of a turn.

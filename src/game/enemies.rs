@@ -14,8 +14,8 @@ use super::bullets::{self, fan, fire, ring, sin, towards};
 use super::memory::{EnemyBullets, Enemies, Particles, Pickups};
 use super::particles::burst;
 use super::pickups::Pickup;
-use crate::pools::pool_alloc;
-use crate::scratch::{heap_alloc, heap_free};
+use stackshot_alloc::iwram::pool_alloc;
+use stackshot_alloc::iwram::{heap_alloc, heap_free};
 use crate::sound::{self, Effect};
 use core::ptr::NonNull;
 use stackshot_alloc::heap::Heap;
@@ -215,6 +215,7 @@ pub fn spawn(enemies: &mut Enemies, w: &mut World, kind: Kind, x: i32, y: i32, p
         }
     }
     let kept = pool_alloc(enemies, e);
+    crate::trace::pool_alloc(enemies.id(), kept);
     debug_assert!(kept.is_some(), "the pool had room: checked above");
 }
 
@@ -343,7 +344,8 @@ impl Enemy {
             _ => {}
         }
         if self.kind == Kind::Saucer || w.rng.chance(3) {
-            let _ = pool_alloc(w.pickups, Pickup::new(self.x, self.y));
+            let dropped = pool_alloc(w.pickups, Pickup::new(self.x, self.y));
+            crate::trace::pool_alloc(w.pickups.id(), dropped);
         }
     }
 

@@ -25,7 +25,7 @@ mod waves;
 
 use crate::cycles::Stopwatch;
 use crate::overlay::{self, PoolGauge};
-use crate::pools::pool_get_mut;
+use stackshot_alloc::iwram::pool_get_mut;
 use crate::save::{self, HighScores};
 use crate::sound::{self, Effect};
 use crate::text::{self, Ink};

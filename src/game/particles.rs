@@ -4,7 +4,7 @@ use super::Fx;
 use super::bullets::{cos, sin};
 use super::sprites::Sprited;
 use super::sweep::sweep;
-use crate::pools::pool_alloc;
+use stackshot_alloc::iwram::pool_alloc;
 use stackshot_alloc::pool::IndexPool;
 use super::rng::Rng;
 
@@ -61,7 +61,9 @@ pub fn burst<const N: usize>(pool: &mut IndexPool<Particle, u8, N>, rng: &mut Rn
         let life = 16 + ((r >> 14) & 15) as u8;
         let (c, s) = (cos(angle).to_raw(), sin(angle).to_raw());
         let p = Particle { x, y, vx: Fx::from_raw(c * v >> 8), vy: Fx::from_raw(s * v >> 8), age: 0, life };
-        if pool_alloc(pool, p).is_none() {
+        let spawned = pool_alloc(pool, p);
+        crate::trace::pool_alloc(pool.id(), spawned);
+        if spawned.is_none() {
             return;
         }
     }

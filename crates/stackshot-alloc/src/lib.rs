@@ -9,6 +9,8 @@
 pub mod heap;
 #[cfg(feature = "gba")]
 pub mod irq;
+#[cfg(feature = "iwram")]
+pub mod iwram;
 pub mod pool;
 #[cfg(any(test, feature = "testing"))]
 pub mod rng;

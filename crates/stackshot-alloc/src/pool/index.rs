@@ -313,6 +313,29 @@ impl<T, I: Index, const N: usize> Drop for IndexPool<T, I, N> {
 /// puts at `free - 1`), `stack[next..]` those still to meet. `free` swaps the freed slot with the lowest
 /// live one, `stack[free]`, which the walk has met, so the split holds; freeing an object not yet met first
 /// moves it to `next` and counts that position as met.
+/// `sweep!(pool, |object| keep)`: runs the block on every live object of `pool` (an `&mut IndexPool`) and
+/// frees those for which it evaluates to false, through [`IndexPool::sweep`]. A macro rather than a function
+/// with a closure so that the block is written out in place: in ARM code in IWRAM a closure would stay a Thumb
+/// call into ROM. A `return` inside the block returns from the enclosing function. With a second block,
+/// `sweep!(pool, |object| keep, |handle, freed| on_free)`, `on_free` runs after each free with the handle and
+/// the free's result (e.g. to log it).
+#[macro_export]
+macro_rules! sweep {
+    ($pool:expr, |$object:ident| $keep:block) => {
+        $crate::sweep!($pool, |$object| $keep, |_handle, _freed| {})
+    };
+    ($pool:expr, |$object:ident| $keep:block, |$handle:ident, $freed:ident| $on_free:block) => {{
+        let mut walk = $pool.sweep();
+        while let Some(($handle, $object)) = walk.next() {
+            let keep: bool = $keep;
+            if !keep {
+                let $freed = walk.free($handle);
+                $on_free
+            }
+        }
+    }};
+}
+
 pub struct Sweep<'a, T, I: Index, const N: usize> {
     pool: &'a mut IndexPool<T, I, N>,
     next: usize,

@@ -1,0 +1,58 @@
+//! The allocators' fast paths as ARM code in IWRAM, for programs on the GBA (feature `iwram`).
+//!
+//! Code in ROM runs as Thumb through a 16-bit bus with wait states; ARM code in IWRAM runs at full speed. These
+//! functions are the pool's and the heap's hot calls with `#[instruction_set(arm::a32)]` and an `.iwram.*`
+//! link section, which the program's linker script must place in IWRAM (the `gba` crate's and agb's scripts
+//! do). The allocators' methods are `#[inline(always)]`, so each function here is one straight piece of ARM
+//! code with no call back into ROM. Call them from ARM code in IWRAM for full speed, or from Thumb code (a
+//! call through an interworking veneer, about 50 cycles).
+//!
+//! For walks over a pool from ARM code use [`sweep!`](crate::sweep): closures would stay Thumb calls.
+
+use crate::heap::{Heap, HeapError};
+use crate::pool::{Handle, IndexPool, PoolError};
+use core::ptr::NonNull;
+
+/// [`IndexPool::alloc`] as ARM code in IWRAM: a pop from the free stack. `None` when the pool is full.
+#[unsafe(link_section = ".iwram.pool_alloc")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn pool_alloc<T, const N: usize>(pool: &mut IndexPool<T, u8, N>, value: T) -> Option<Handle<T, u8>> {
+    pool.alloc(value)
+}
+
+/// [`IndexPool::free`] as ARM code in IWRAM: a push onto the free stack; `Err` for a double free, a handle of
+/// another pool or an index out of range, with the pool unchanged.
+#[unsafe(link_section = ".iwram.pool_free")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn pool_free<T, const N: usize>(pool: &mut IndexPool<T, u8, N>, handle: Handle<T, u8>) -> Result<T, PoolError> {
+    pool.free(handle)
+}
+
+/// [`IndexPool::get_mut`] as ARM code in IWRAM.
+#[unsafe(link_section = ".iwram.pool_get_mut")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn pool_get_mut<T, const N: usize>(
+    pool: &mut IndexPool<T, u8, N>,
+    handle: Handle<T, u8>,
+) -> Result<&mut T, PoolError> {
+    pool.get_mut(handle)
+}
+
+/// [`Heap::alloc`] as ARM code in IWRAM (alignments above 8 go on to `alloc_aligned`, in IWRAM too).
+#[unsafe(link_section = ".iwram.heap_alloc")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn heap_alloc(heap: &mut Heap, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
+    heap.alloc(size, align)
+}
+
+/// [`Heap::free`] as ARM code in IWRAM.
+#[unsafe(link_section = ".iwram.heap_free")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn heap_free(heap: &mut Heap, ptr: NonNull<u8>) -> Result<(), HeapError> {
+    heap.free(ptr)
+}
