@@ -1,9 +1,32 @@
-//! StackShot's allocators: fixed-size stack pools and a small tree-heap.
+//! Allocators for the Game Boy Advance and other small `no_std` machines: fixed-size stack pools ([`pool`]) and
+//! a best-fit tree-heap with 3 % bookkeeping ([`heap`]), which interrupt handlers can share (`irq`, feature
+//! `gba`), with fast paths as ARM code in IWRAM (`iwram`, feature `iwram`).
 //!
-//! `no_std`; it builds for the GBA (`thumbv4t-none-eabi`) and for the host, where its tests
-//! run. The property checks in `pool::props` and `heap::props` take a seed and an operation count so that the same code
-//! runs millions of operations on the host and a smaller number on the GBA.
+//! ```
+//! use stackshot_alloc::heap::{Heap, HeapError};
+//! use stackshot_alloc::pool::{IndexPool, PoolError};
+//!
+//! // A pool of up to 64 bullets with one-byte indices: allocate is a pop, free a push.
+//! let mut bullets: IndexPool<(i16, i16), u8, 64> = IndexPool::new(1);
+//! let shot = bullets.alloc((120, 150)).unwrap();
+//! bullets.get_mut(shot).unwrap().1 -= 4;
+//! assert_eq!(bullets.free(shot), Ok((120, 146)));
+//! assert_eq!(bullets.free(shot), Err(PoolError::DoubleFree)); // refused, the pool unchanged
+//!
+//! // A heap over any 8-aligned buffer: best fit, splitting and merging, every bad free refused.
+//! let mut region = [0u64; 512]; // 4 KB
+//! let bytes = unsafe { core::slice::from_raw_parts_mut(region.as_mut_ptr().cast::<u8>(), 4096) };
+//! let mut heap = Heap::new(bytes).unwrap();
+//! let path = heap.alloc(40, 4).unwrap();
+//! assert_eq!(heap.free(path), Ok(()));
+//! assert_eq!(heap.free(path), Err(HeapError::DoubleFree));
+//! assert_eq!(heap.stats().capacity, 3968); // 128 bytes of bookkeeping: 3.125 %
+//! ```
+//!
+//! With the `testing` feature, the property drivers in `pool::props` and `heap::props` (a seed and an
+//! operation count, so the same model checks run millions of operations on the host and fewer on the GBA).
 #![no_std]
+#![warn(missing_docs)]
 #![cfg_attr(feature = "allocator-api", feature(allocator_api))]
 
 pub mod heap;

@@ -15,7 +15,27 @@ use core::cell::UnsafeCell;
 use core::ptr::{self, NonNull};
 use lock_api::RawMutex;
 
-/// A heap usable through a shared reference:
+/// A heap usable through a shared reference. On the host, with any `lock_api` lock:
+/// ```
+/// # use stackshot_alloc::heap::{Heap, LockedHeap};
+/// # struct Spin(core::sync::atomic::AtomicBool);
+/// # unsafe impl lock_api::RawMutex for Spin {
+/// #     const INIT: Self = Spin(core::sync::atomic::AtomicBool::new(false));
+/// #     type GuardMarker = lock_api::GuardSend;
+/// #     fn lock(&self) { while !self.try_lock() {} }
+/// #     fn try_lock(&self) -> bool { !self.0.swap(true, core::sync::atomic::Ordering::Acquire) }
+/// #     unsafe fn unlock(&self) { self.0.store(false, core::sync::atomic::Ordering::Release) }
+/// # }
+/// let mut region = [0u64; 64];
+/// let bytes = unsafe { core::slice::from_raw_parts_mut(region.as_mut_ptr().cast::<u8>(), 512) };
+/// let heap: LockedHeap<'_, Spin> = LockedHeap::new();
+/// heap.init(Heap::new(bytes).unwrap()).ok().unwrap();
+/// let score = heap.boxed(1200u32).unwrap(); // freed when dropped
+/// assert_eq!(heap.with(|h| h.stats().used_bytes), Ok(8));
+/// drop(score);
+/// assert_eq!(heap.with(|h| h.stats().used_bytes), Ok(0));
+/// ```
+/// On the GBA:
 /// `static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();` then `HEAP.init(heap)` once at start-up.
 pub struct LockedHeap<'a, L: RawMutex> {
     lock: L,

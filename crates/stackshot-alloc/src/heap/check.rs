@@ -50,7 +50,9 @@ pub enum InvariantKind {
 /// A broken invariant and the block where it was found (0 for the header and counters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Invariant {
+    /// Which invariant.
     pub kind: InvariantKind,
+    /// The block where it was found broken.
     pub block: u32,
 }
 

@@ -36,6 +36,7 @@ impl<L: RawMutex, const N: usize> Default for GlobalHeap<L, N> {
 }
 
 impl<L: RawMutex, const N: usize> GlobalHeap<L, N> {
+    /// A heap of `N` bytes, not set up yet: `const`, for a `static`.
     pub const fn new() -> Self {
         GlobalHeap { region: UnsafeCell::new(Region([MaybeUninit::uninit(); N])), heap: LockedHeap::new() }
     }

@@ -21,7 +21,9 @@ const EVEN: u32 = 0x5555_5555;
 /// What the map says of one managed block, for overlays and debuggers (the red-black colour stays private).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Block {
+    /// A free block (in a free run).
     Free,
+    /// A used block that is not the last of its run.
     Used,
     /// The last block of a used run.
     UsedEnd,

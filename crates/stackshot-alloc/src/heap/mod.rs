@@ -14,7 +14,7 @@
 //! ```
 //!
 //! - Header (4 bytes): `count` = number of managed blocks, `root` = block of the tree's root (0 = empty).
-//! - Map: managed block `first + i` has the two bits `2·(i % 4)` of map byte `i / 4`; codes in [`map`]:
+//! - Map: managed block `first + i` has the two bits `2·(i % 4)` of map byte `i / 4`; codes (`src/heap/map.rs`):
 //!   `00` free, `01` used, `11` used and last of its run, `10` first block of a free run whose node is red.
 //!   The spare fourth code holds the red-black colour, so the node needs no bit of its own.
 //! - Node, in the first block of every free run: `smaller: u16, larger: u16, parent: u16, size: u16` (size in

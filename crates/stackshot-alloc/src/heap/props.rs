@@ -27,11 +27,15 @@ pub struct PropReport {
     /// Operations performed, each followed by the full check (at least the `ops` asked for; the adversarial
     /// driver finishes its current round, and all drivers free what is left at the end).
     pub ops: u32,
+    /// Allocations served.
     pub allocs: u32,
+    /// Frees of live allocations.
     pub frees: u32,
     /// Calls refused as the model expected (bad input, out of memory, bad frees).
     pub refused: u32,
+    /// Most allocations live at once.
     pub max_live: u32,
+    /// Most free runs at once.
     pub max_free_runs: u32,
     /// Highest tree seen (measured by the adversarial driver after each of its freeing phases).
     pub max_height: u32,
@@ -43,9 +47,11 @@ pub struct PropReport {
 
 /// What differed from the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs, reason = "each variant's doc says what its named fields hold")]
 pub enum Mismatch {
     /// `Heap::new` refused the buffer.
     Setup(HeapError),
+    /// `Heap::check` found an invariant broken.
     Invariant(Invariant),
     /// An allocation's outcome (`Ok(())` = success) differs from the model's.
     Alloc { size: usize, align: usize, expected: Result<(), HeapError>, got: Result<(), HeapError> },
@@ -53,11 +59,13 @@ pub enum Mismatch {
     Free { addr: usize, expected: Result<(), HeapError>, got: Result<(), HeapError> },
     /// Returned memory reaches outside the managed blocks.
     OutsideHeap { addr: usize, size: usize },
+    /// Returned memory is not aligned as asked.
     Misaligned { addr: usize, align: usize },
     /// Returned memory overlaps the live allocation at `other`.
     Overlap { addr: usize, other: usize },
     /// A live allocation's fill pattern changed at `offset`.
     Clobbered { addr: usize, offset: usize },
+    /// The heap's statistics differ from the model's.
     Stats { expected: Stats, got: Stats },
     /// After freeing everything the heap is not a single free run.
     NotCoalesced(Stats),
@@ -66,7 +74,9 @@ pub enum Mismatch {
 /// The first difference, and the operation (0-based) at which it was seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PropFailure {
+    /// The operation, counted from 0.
     pub step: u32,
+    /// What differed.
     pub what: Mismatch,
 }
 

@@ -8,10 +8,13 @@ use super::tree::NIL;
 pub struct Stats {
     /// Bytes available for allocation (managed blocks × 8).
     pub capacity: u32,
+    /// Bytes in free runs.
     pub free_bytes: u32,
+    /// Bytes handed out and not yet freed (whole blocks).
     pub used_bytes: u32,
     /// The largest single free run: the biggest request with alignment <= 8 that can succeed now.
     pub largest_free: u32,
+    /// Free runs: how fragmented the free space is.
     pub free_runs: u32,
     /// Most bytes ever in use at once.
     pub peak_used: u32,
@@ -22,6 +25,7 @@ pub struct Stats {
 }
 
 impl Heap<'_> {
+    /// The counters and the largest free run now; O(tree height).
     pub fn stats(&self) -> Stats {
         let managed = self.end - self.first;
         Stats {

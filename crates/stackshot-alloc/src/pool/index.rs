@@ -292,27 +292,6 @@ impl<T, I: Index, const N: usize> Drop for IndexPool<T, I, N> {
     }
 }
 
-/// A walk over an [`IndexPool`]'s live objects ([`IndexPool::sweep`]) that meets every object live when it
-/// starts exactly once, in O(live), while it frees and allocates in the same pool:
-/// ```ignore
-/// let mut walk = pool.sweep();
-/// while let Some((h, bullet)) = walk.next() {
-///     if !bullet.step() {
-///         walk.free(h);
-///     }
-/// }
-/// ```
-/// - An object freed during the walk (the one just met, one met before, or one not yet met) is not met
-///   afterwards; every other object live at the start is met once.
-/// - An object allocated during the walk is not met by it.
-///
-/// The walk holds the pool's `&mut`, so freeing and allocating can only go through it: the pool's own
-/// `free` and `alloc`, which would move objects under the walk, cannot be called until it ends.
-///
-/// How: `stack[pool.free..next]` are the objects met (and those allocated during the walk, which `alloc`
-/// puts at `free - 1`), `stack[next..]` those still to meet. `free` swaps the freed slot with the lowest
-/// live one, `stack[free]`, which the walk has met, so the split holds; freeing an object not yet met first
-/// moves it to `next` and counts that position as met.
 /// `sweep!(pool, |object| keep)`: runs the block on every live object of `pool` (an `&mut IndexPool`) and
 /// frees those for which it evaluates to false, through [`IndexPool::sweep`]. A macro rather than a function
 /// with a closure so that the block is written out in place: in ARM code in IWRAM a closure would stay a Thumb
@@ -336,6 +315,27 @@ macro_rules! sweep {
     }};
 }
 
+/// A walk over an [`IndexPool`]'s live objects ([`IndexPool::sweep`]) that meets every object live when it
+/// starts exactly once, in O(live), while it frees and allocates in the same pool:
+/// ```ignore
+/// let mut walk = pool.sweep();
+/// while let Some((h, bullet)) = walk.next() {
+///     if !bullet.step() {
+///         walk.free(h);
+///     }
+/// }
+/// ```
+/// - An object freed during the walk (the one just met, one met before, or one not yet met) is not met
+///   afterwards; every other object live at the start is met once.
+/// - An object allocated during the walk is not met by it.
+///
+/// The walk holds the pool's `&mut`, so freeing and allocating can only go through it: the pool's own
+/// `free` and `alloc`, which would move objects under the walk, cannot be called until it ends.
+///
+/// How: `stack[pool.free..next]` are the objects met (and those allocated during the walk, which `alloc`
+/// puts at `free - 1`), `stack[next..]` those still to meet. `free` swaps the freed slot with the lowest
+/// live one, `stack[free]`, which the walk has met, so the split holds; freeing an object not yet met first
+/// moves it to `next` and counts that position as met.
 pub struct Sweep<'a, T, I: Index, const N: usize> {
     pool: &'a mut IndexPool<T, I, N>,
     next: usize,

@@ -91,6 +91,7 @@ pub enum PoolError {
 
 /// The invariant (see the module docs) that `check()` found broken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs, reason = "each variant's doc says what its named fields hold")]
 pub enum CheckError {
     /// IX1, PK1, PT1, VS1, IN1: the free count exceeds the capacity.
     CountTooLarge,

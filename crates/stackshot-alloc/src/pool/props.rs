@@ -21,7 +21,9 @@ use crate::rng::Rng;
 /// What a property driver found: the step (0-based) and what differed from the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PropFailure {
+    /// The operation, counted from 0.
     pub step: u32,
+    /// What differed, in words.
     pub what: &'static str,
     /// The invariant `check()` reported broken, when that was the failure.
     pub check: Option<CheckError>,
