@@ -17,6 +17,7 @@ pub mod pools;
 pub mod save;
 pub mod scratch;
 pub mod sound;
+pub mod stack;
 pub mod testing;
 pub mod text;
 pub mod trace;

@@ -17,3 +17,8 @@ pub fn rom() -> PathBuf {
 pub fn elf() -> PathBuf {
     built("target/thumbv4t-none-eabi/release/stackshot")
 }
+
+/// The benchmark ROM's ARM/IWRAM build (`make bench-arm`).
+pub fn bench_elf() -> PathBuf {
+    built("target/thumbv4t-none-eabi/bench-arm/stackshot-bench")
+}
