@@ -36,6 +36,7 @@ static mut BORROWED: Borrowed = Borrowed { ptr_slots: [MaybeUninit::uninit(); SL
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
     timing::check_build();
+    helpers::check();
     let guard = StackGuard::below_stack();
     // SAFETY: `main` runs once, with no interrupts enabled; these are the only references to the statics.
     let (work, region, borrowed, global) = unsafe {
