@@ -30,6 +30,7 @@ static mut GLOBAL_REGION: heaps::Region = heaps::Region([MaybeUninit::uninit(); 
 
 #[unsafe(link_section = ".ewram.bench_work")]
 static mut WORK: Work = Work::new();
+/// The 4 KB of IWRAM the allocators under test work in: each pool in turn, then each heap.
 static mut REGION: heaps::Region = heaps::Region([MaybeUninit::uninit(); heaps::REGION_BYTES]);
 static mut BORROWED: Borrowed = Borrowed { ptr_slots: [MaybeUninit::uninit(); SLOTS], intrusive: [0; SLOTS + 16] };
 
