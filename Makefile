@@ -5,8 +5,12 @@ SHELL := bash
 ELF := target/thumbv4t-none-eabi/release/stackshot
 ROM := target/stackshot.gba
 LOG := target/test.log
+# The benchmark ROM's two builds (profiles in Cargo.toml), and the host program that runs them.
+BENCH_ARM := target/thumbv4t-none-eabi/bench-arm/stackshot-bench
+BENCH_THUMB := target/thumbv4t-none-eabi/bench-thumb/stackshot-bench
+BENCH_REPORT := tools/target/x86_64-unknown-linux-gnu/release/bench-report
 
-.PHONY: all rom run test bench record-trace setup debug fixture examples
+.PHONY: all rom run test bench bench-arm record-trace traces setup debug fixture examples
 all: rom
 
 setup:
@@ -40,7 +44,7 @@ examples: setup
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate. The last line adds up every `test result:` line.
-test: rom fixture examples
+test: rom fixture examples bench-arm
 	@mkdir -p target && rm -f $(LOG)
 	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
 	rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests 2>&1 | tee -a $(LOG)
@@ -49,17 +53,29 @@ test: rom fixture examples
 	cd tools && cargo test --release -p stackshot-alloc --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)
 
-# The benchmark ROM (bench/) in the harness: tables and a chart in docs/, every figure in CPU cycles or bytes.
-bench: setup
-	cargo build --release -p stackshot-bench
+# The benchmark ROM's ARM/IWRAM build: every allocator ARM code in IWRAM. `make test` checks its ELF.
+bench-arm: setup
+	cargo build --profile bench-arm -p stackshot-bench --features arm-iwram
+
+# The benchmark ROM (bench/) in both builds in the harness: the report, a chart and the heap map in docs/, every
+# figure in CPU cycles or bytes.
+bench: bench-arm
+	cargo build --profile bench-thumb -p stackshot-bench
 	cd tools && cargo build --release -p bench-report
 	cargo build --release
-	tools/target/x86_64-unknown-linux-gnu/release/bench-report target/thumbv4t-none-eabi/release/stackshot-bench \
-	  target/thumbv4t-none-eabi/release/stackshot bench/traces/play.keys docs/benchmarks.md docs/benchmarks.png
+	$(BENCH_REPORT) $(BENCH_ARM) $(BENCH_THUMB) $(ELF) bench/traces/play.keys \
+	  docs/benchmarks.md docs/benchmarks.png docs/heap-map.png
 
-# Records the game's AI heap traffic (a build with --features alloc-trace, playing bench/traces/play.keys for five
-# minutes) into bench/traces/ai-scratch.txt, the "AI scratch" trace `make bench` replays.
+# Records the game's heap traffic for the benchmark: builds with --features alloc-trace (plus bullet-hell for
+# the second) play bench/traces/play.keys, into bench/traces/ai-scratch.txt and bullet-hell.txt.
 record-trace: setup
-	cargo build --release --features alloc-trace --target-dir target/alloc-trace
 	cd tools && cargo build --release -p bench-report
-	tools/target/x86_64-unknown-linux-gnu/release/bench-report record target/alloc-trace/thumbv4t-none-eabi/release/stackshot bench/traces/play.keys 18000 bench/traces/ai-scratch.txt
+	cargo build --release --features alloc-trace --target-dir target/alloc-trace
+	$(BENCH_REPORT) record ai target/alloc-trace/thumbv4t-none-eabi/release/stackshot bench/traces/play.keys 18000 bench/traces/ai-scratch.txt
+	cargo build --release --features alloc-trace,bullet-hell --target-dir target/alloc-trace
+	$(BENCH_REPORT) record bullet-hell target/alloc-trace/thumbv4t-none-eabi/release/stackshot bench/traces/play.keys 18000 bench/traces/bullet-hell.txt
+
+# Writes the generated traces (random mix, adversarial, agb's workload) into bench/traces/.
+traces: setup
+	cd tools && cargo build --release -p bench-report
+	$(BENCH_REPORT) traces bench/traces

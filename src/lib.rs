@@ -15,6 +15,7 @@ pub mod overlay;
 mod panic;
 pub mod save;
 pub mod sound;
+pub mod stack;
 pub mod testing;
 pub mod text;
 pub mod trace;

@@ -1,41 +1,45 @@
-//! The tree-heap against what a Rust user would pick instead, each over a 4 KB region in IWRAM, replaying the
-//! same traces.
+//! The tree-heap against what a Rust user would pick instead, each over the same 4 KB region in IWRAM,
+//! replaying the same traces in this build: timings, space, and the fragmentation each trace leaves.
 
 use crate::report;
-use crate::stats::Samples;
+use crate::stats::{Cells, Dash, Summary};
+use crate::timing::{self, BUILD};
 use crate::traces::{self, MAX_LIVE, Trace};
+use crate::work::{FAILED, MAX_OPS, Work};
 use core::alloc::Layout;
+use core::fmt::Write;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use stackshot::cycles::{Op, OpTimer};
+use stackshot::cycles::Op;
 use stackshot_alloc::rng::Rng;
 
 pub const REGION_BYTES: usize = 4096;
+/// The trace whose heap map the report draws, for every allocator (from the ARM/IWRAM build).
+const MAPPED: &str = "bullet hell";
 
 /// The region every allocator gets in turn: 4 KB of IWRAM, 64-byte aligned.
 #[repr(C, align(64))]
 pub struct Region(pub [MaybeUninit<u8>; REGION_BYTES]);
 
-/// One allocator under test, built fresh over the region for every run.
+/// One allocator under test, built fresh over the region for every run. `alloc` and `free` inline whole into
+/// the timing function and must not panic (a panic path is a call into ROM): a refused free is returned.
 pub trait Subject {
     const NAME: &'static str;
-    /// True for ARM code in IWRAM, false for Thumb code in ROM: it is timed from a caller of the same build.
-    const ARM: bool;
     /// Bytes of bookkeeping outside the region (its struct).
     const STRUCT_BYTES: usize;
     fn new(region: &'static mut Region) -> Self;
-    fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>>;
-    fn free(&mut self, ptr: NonNull<u8>, size: usize, align: usize);
-}
-
-fn layout(size: usize, align: usize) -> Layout {
-    Layout::from_size_align(size, align).expect("trace layouts are valid")
+    fn alloc(&mut self, layout: Layout) -> Option<NonNull<u8>>;
+    /// False if the allocator refused the free (only ours checks).
+    fn free(&mut self, ptr: NonNull<u8>, layout: Layout) -> bool;
+    /// The largest free block and the free bytes by the allocator's own count, where it keeps one.
+    fn own_count(&self) -> Option<(usize, usize)> {
+        None
+    }
 }
 
 pub struct TreeHeap(stackshot_alloc::heap::Heap<'static>);
 impl Subject for TreeHeap {
     const NAME: &'static str = "tree-heap (ours)";
-    const ARM: bool = true;
     const STRUCT_BYTES: usize = size_of::<stackshot_alloc::heap::Heap>();
     fn new(region: &'static mut Region) -> Self {
         // SAFETY: the region is 4 KB of memory this subject borrows exclusively for its lifetime.
@@ -43,43 +47,41 @@ impl Subject for TreeHeap {
         TreeHeap(heap.expect("4 KB is a valid heap region"))
     }
     #[inline(always)]
-    fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        match stackshot_alloc::iwram::heap_alloc(&mut self.0, size, align) {
-            Ok(p) => Some(p),
-            Err(_) => None,
-        }
+    fn alloc(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        self.0.alloc(layout.size(), layout.align()).ok()
     }
     #[inline(always)]
-    fn free(&mut self, ptr: NonNull<u8>, _size: usize, _align: usize) {
-        if stackshot_alloc::iwram::heap_free(&mut self.0, ptr).is_err() {
-            panic!("the trace frees only what it allocated");
-        }
+    fn free(&mut self, ptr: NonNull<u8>, _layout: Layout) -> bool {
+        self.0.free(ptr).is_ok()
+    }
+    fn own_count(&self) -> Option<(usize, usize)> {
+        let s = self.0.stats();
+        Some((s.largest_free as usize, s.free_bytes as usize))
     }
 }
 
 pub struct LinkedList(linked_list_allocator::Heap);
 impl Subject for LinkedList {
     const NAME: &'static str = "linked_list_allocator 0.10";
-    const ARM: bool = false;
     const STRUCT_BYTES: usize = size_of::<linked_list_allocator::Heap>();
     fn new(region: &'static mut Region) -> Self {
         LinkedList(linked_list_allocator::Heap::from_slice(&mut region.0))
     }
     #[inline(always)]
-    fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        self.0.allocate_first_fit(layout(size, align)).ok()
+    fn alloc(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        self.0.allocate_first_fit(layout).ok()
     }
     #[inline(always)]
-    fn free(&mut self, ptr: NonNull<u8>, size: usize, align: usize) {
+    fn free(&mut self, ptr: NonNull<u8>, layout: Layout) -> bool {
         // SAFETY: `ptr` came from this heap with this layout and is freed once.
-        unsafe { self.0.deallocate(ptr, layout(size, align)) };
+        unsafe { self.0.deallocate(ptr, layout) };
+        true
     }
 }
 
 pub struct Talc(talc::Talc<talc::ErrOnOom>);
 impl Subject for Talc {
     const NAME: &'static str = "talc 4.4";
-    const ARM: bool = false;
     const STRUCT_BYTES: usize = size_of::<talc::Talc<talc::ErrOnOom>>();
     fn new(region: &'static mut Region) -> Self {
         let mut talc = talc::Talc::new(talc::ErrOnOom);
@@ -89,14 +91,15 @@ impl Subject for Talc {
         Talc(talc)
     }
     #[inline(always)]
-    fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        // SAFETY: the layout has a non-zero size.
-        unsafe { self.0.malloc(layout(size, align)) }.ok()
+    fn alloc(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        // SAFETY: every trace layout has a non-zero size.
+        unsafe { self.0.malloc(layout) }.ok()
     }
     #[inline(always)]
-    fn free(&mut self, ptr: NonNull<u8>, size: usize, align: usize) {
+    fn free(&mut self, ptr: NonNull<u8>, layout: Layout) -> bool {
         // SAFETY: `ptr` came from this allocator with this layout and is freed once.
-        unsafe { self.0.free(ptr, layout(size, align)) };
+        unsafe { self.0.free(ptr, layout) };
+        true
     }
 }
 
@@ -105,7 +108,6 @@ type Tlsf = rlsf::Tlsf<'static, u16, u8, 9, 8>;
 pub struct Rlsf(Tlsf);
 impl Subject for Rlsf {
     const NAME: &'static str = "rlsf 0.2 (TLSF)";
-    const ARM: bool = false;
     const STRUCT_BYTES: usize = size_of::<Tlsf>();
     fn new(region: &'static mut Region) -> Self {
         let mut tlsf = Tlsf::new();
@@ -113,157 +115,236 @@ impl Subject for Rlsf {
         Rlsf(tlsf)
     }
     #[inline(always)]
-    fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        self.0.allocate(layout(size, align))
+    fn alloc(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        self.0.allocate(layout)
     }
     #[inline(always)]
-    fn free(&mut self, ptr: NonNull<u8>, _size: usize, align: usize) {
+    fn free(&mut self, ptr: NonNull<u8>, layout: Layout) -> bool {
         // SAFETY: `ptr` came from this allocator with this alignment and is freed once.
-        unsafe { self.0.deallocate(ptr, align) };
+        unsafe { self.0.deallocate(ptr, layout.align()) };
+        true
     }
 }
 
-struct AllocOp<'a, S>(&'a mut S, usize, usize);
+struct AllocOp<'a, S>(&'a mut S, Layout);
 impl<S: Subject> Op for AllocOp<'_, S> {
     type Out = Option<NonNull<u8>>;
     #[inline(always)]
     fn run(&mut self) -> Option<NonNull<u8>> {
-        self.0.alloc(self.1, self.2)
+        self.0.alloc(self.1)
     }
 }
 
-struct FreeOp<'a, S>(&'a mut S, NonNull<u8>, usize, usize);
+struct FreeOp<'a, S>(&'a mut S, NonNull<u8>, Layout);
 impl<S: Subject> Op for FreeOp<'_, S> {
-    type Out = ();
+    type Out = bool;
     #[inline(always)]
-    fn run(&mut self) {
-        self.0.free(self.1, self.2, self.3)
+    fn run(&mut self) -> bool {
+        self.0.free(self.1, self.2)
     }
 }
 
-/// What one allocator did on one trace.
-pub struct Run {
-    pub failed: u32,
+/// The fragmentation a trace leaves: the largest block a program can still get, and all it can get (taking
+/// the largest each time until nothing is left).
+#[derive(Clone, Copy, Default)]
+pub struct Leftover {
+    pub largest: usize,
+    pub total: usize,
 }
 
-/// Replays `trace` on a fresh `S`, timing every operation. A request that fails is counted, and its free
-/// skipped.
-pub fn replay<S: Subject>(
-    region: &'static mut Region,
-    trace: &Trace,
-    allocs: &mut Samples<2048>,
-    frees: &mut Samples<2048>,
-) -> Run {
+/// Replays `trace` on a fresh `S`, timing every operation; a failed request is timed apart and its free
+/// skipped. Returns what the trace leaves.
+fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Work) -> Leftover {
+    assert!(trace.ops.len() <= MAX_OPS, "trace {} is longer than {MAX_OPS} operations", trace.name);
+    let base = region.0.as_ptr() as usize;
     let mut subject = S::new(region);
-    let timer = OpTimer::new(S::ARM);
-    let mut live: [Option<(NonNull<u8>, u16, u8)>; MAX_LIVE] = [None; MAX_LIVE];
-    let mut failed = 0;
-    allocs.clear();
-    frees.clear();
-    for op in trace.ops() {
+    let timer = timing::timer();
+    work.allocs.clear();
+    work.failed.clear();
+    work.frees.clear();
+    work.live = [None; MAX_LIVE];
+    for (i, op) in trace.ops.iter().enumerate() {
         match *op {
             traces::Op::Alloc { id, size, align } => {
-                let (ptr, cycles) = timer.time(&mut AllocOp(&mut subject, usize::from(size), usize::from(align)));
-                allocs.push(cycles);
+                let layout = Layout::from_size_align(usize::from(size), usize::from(align)).expect("build.rs checked it");
+                let (ptr, cycles) = timer.time(&mut AllocOp(&mut subject, layout));
                 match ptr {
-                    Some(p) => live[usize::from(id)] = Some((p, size, align)),
-                    None => failed += 1,
+                    Some(p) => {
+                        work.allocs.push(cycles);
+                        work.live[usize::from(id)] = Some((p, layout));
+                        work.places[i] = (p.as_ptr() as usize - base) as u16;
+                    }
+                    None => {
+                        work.failed.push(cycles);
+                        work.places[i] = FAILED;
+                    }
                 }
             }
             traces::Op::Free { id } => {
-                if let Some((p, size, align)) = live[usize::from(id)].take() {
-                    let ((), cycles) = timer.time(&mut FreeOp(&mut subject, p, usize::from(size), usize::from(align)));
-                    frees.push(cycles);
+                if let Some((p, layout)) = work.live[usize::from(id)].take() {
+                    let (ok, cycles) = timer.time(&mut FreeOp(&mut subject, p, layout));
+                    assert!(ok, "{} refused to free a block it handed out", S::NAME);
+                    work.frees.push(cycles);
                 }
             }
         }
     }
-    Run { failed }
+    let before = subject.own_count();
+    let largest = largest_block(&mut subject);
+    if let Some((own_largest, _)) = before {
+        assert_eq!(largest, own_largest, "{}: the probe disagrees with the allocator's own count", S::NAME);
+    }
+    let mut total = 0;
+    loop {
+        let n = largest_block(&mut subject);
+        if n == 0 {
+            break;
+        }
+        subject.alloc(byte_layout(n)).expect("the probe just found this much");
+        total += n;
+    }
+    Leftover { largest, total }
 }
 
-/// The most a fresh `S` hands out in one block: what its bookkeeping leaves of the region.
-pub fn largest_block<S: Subject>(region: &'static mut Region) -> usize {
-    let region: *mut Region = region;
+fn byte_layout(size: usize) -> Layout {
+    Layout::from_size_align(size, 1).expect("a valid size")
+}
+
+/// The most `subject` hands out in one block now: a binary search, each successful probe freed again.
+fn largest_block<S: Subject>(subject: &mut S) -> usize {
     let (mut low, mut high) = (0, REGION_BYTES);
     while low < high {
         let mid = (low + high).div_ceil(2);
-        // SAFETY: each probe's subject is dropped before the next one borrows the region again.
-        let mut subject = S::new(unsafe { &mut *region });
-        if subject.alloc(mid, 4).is_some() { low = mid } else { high = mid - 1 }
+        match subject.alloc(byte_layout(mid)) {
+            Some(p) => {
+                assert!(subject.free(p, byte_layout(mid)), "{} refused a probe's free", S::NAME);
+                low = mid;
+            }
+            None => high = mid - 1,
+        }
     }
     low
 }
 
 /// Allocates random sizes (8–128 bytes, a fixed sequence) until the first failure; returns the bytes asked
 /// for and handed out by then: how much of the region the allocator lets a program use.
-pub fn fill_until_failure<S: Subject>(region: &'static mut Region) -> usize {
+fn fill_until_failure<S: Subject>(region: &'static mut Region) -> usize {
     let mut subject = S::new(region);
     let mut rng = Rng::new(0xF111);
     let mut used = 0;
     loop {
         let size = 8 + rng.below(121) as usize;
-        match subject.alloc(size, 4) {
+        match subject.alloc(Layout::from_size_align(size, 4).expect("a valid layout")) {
             Some(_) => used += size,
             None => return used,
         }
     }
 }
 
-/// One allocator's medians and maxima on one trace.
-#[derive(Clone, Copy, Default)]
-pub struct Figures {
-    pub alloc_median: u16,
-    pub alloc_max: u16,
-    pub free_median: u16,
-    pub free_max: u16,
+/// A `'static` borrow of `region` for one subject, which is dropped before the region is borrowed again.
+fn lend(region: &mut Region) -> &'static mut Region {
+    // SAFETY: every subject built on this borrow is dropped before its caller returns, and the caller holds
+    // `region` exclusively until then.
+    unsafe { &mut *(region as *mut Region) }
 }
 
-/// Runs every allocator on `trace` and prints its table; returns ours and the peers' figures.
-pub fn compare(
-    region: &mut Region,
-    trace: &Trace,
-    allocs: &mut Samples<2048>,
-    frees: &mut Samples<2048>,
-) -> (Figures, [(&'static str, Figures); 3]) {
-    let id = trace.name;
+/// The allocators, ours first.
+pub const NAMES: [&str; 4] = [TreeHeap::NAME, LinkedList::NAME, Talc::NAME, Rlsf::NAME];
+
+/// Runs every allocator on `trace` and prints its table (and, for the mapped trace in the ARM build, where
+/// each put its blocks); returns what the trace left with each, in the order of [`NAMES`].
+pub fn compare(region: &mut Region, trace: &Trace, work: &mut Work) -> [Leftover; 4] {
     report::table(
-        id,
-        &[trace.name, " trace (", trace.what, "), 4 KB region in IWRAM: cycles per operation"],
-        &["allocator", "build", "allocs", "alloc min", "alloc median", "alloc max", "free min", "free median", "free max", "failed requests"],
+        trace.name,
+        &[trace.name, " trace, ", BUILD, ": cycles per operation"],
+        &["allocator", "allocs", "alloc min", "alloc median", "alloc p99", "alloc max", "failed", "failed median", "failed max", "frees", "free min", "free median", "free p99", "free max"],
     );
-    let ours = run_one::<TreeHeap>(region, trace, allocs, frees);
-    let peers = [
-        (LinkedList::NAME, run_one::<LinkedList>(region, trace, allocs, frees)),
-        (Talc::NAME, run_one::<Talc>(region, trace, allocs, frees)),
-        (Rlsf::NAME, run_one::<Rlsf>(region, trace, allocs, frees)),
-    ];
-    (ours, peers)
+    report::note(trace.name, format_args!("The trace: {} (bench/traces/; {} operations). Each allocator gets the same 4 KB region in IWRAM.", trace.what, trace.ops.len()));
+    report::note(trace.name, format_args!("A failed request (the allocator had no room) is timed apart; the trace's free of it is skipped."));
+    [
+        run_one::<TreeHeap>(region, trace, work),
+        run_one::<LinkedList>(region, trace, work),
+        run_one::<Talc>(region, trace, work),
+        run_one::<Rlsf>(region, trace, work),
+    ]
 }
 
-fn run_one<S: Subject>(
-    region: &mut Region,
-    trace: &Trace,
-    allocs: &mut Samples<2048>,
-    frees: &mut Samples<2048>,
-) -> Figures {
-    // SAFETY: the subject built on this reborrow is dropped inside `replay`, before the region is used again.
-    let region: &'static mut Region = unsafe { &mut *(region as *mut Region) };
-    let run = replay::<S>(region, trace, allocs, frees);
-    let (a, f) = (allocs.summary(), frees.summary());
+fn run_one<S: Subject>(region: &mut Region, trace: &Trace, work: &mut Work) -> Leftover {
+    let left = replay::<S>(lend(region), trace, work);
+    let (a, failed, f) = (work.allocs.summary(), work.failed.summary(), work.frees.summary());
+    let count = |s: Option<Summary>| s.map_or(0, |s| s.count);
+    let (failed_median, failed_max) = (Dash(failed.map(|s| s.median)), Dash(failed.map(|s| s.max)));
     report::row(trace.name, format_args!(
-        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
-        S::NAME, if S::ARM { "ARM, IWRAM" } else { "Thumb, ROM" }, a.count, a.min, a.median, a.max, f.min, f.median, f.max, run.failed
+        "{}|{}|{}|{}|{failed_median}|{failed_max}|{}|{}",
+        S::NAME, count(a), Cells(a), count(failed), count(f), Cells(f)
     ));
-    report::bar(format_args!("{} alloc", trace.name), S::NAME, a.median);
-    report::bar(format_args!("{} free", trace.name), S::NAME, f.median);
-    Figures { alloc_median: a.median, alloc_max: a.max, free_median: f.median, free_max: f.max }
+    if timing::ARM {
+        report::bar(format_args!("{} alloc", trace.name), S::NAME, a.map_or(0, |s| s.median));
+        report::bar(format_args!("{} free", trace.name), S::NAME, f.map_or(0, |s| s.median));
+        if trace.name == MAPPED {
+            map(trace, S::NAME, &work.places);
+        }
+    }
+    left
+}
+
+/// Prints where each allocation of `trace` went: `@@map TRACE|ALLOCATOR|EVENTS`, the events `+OFFSET:SIZE`
+/// (an allocation at OFFSET in the region), `-OFFSET` (its free) and `x` (a failed request), in trace order,
+/// as many lines as it takes.
+fn map(trace: &Trace, name: &str, places: &[u16]) {
+    let mut line = report::Line::new();
+    let mut offsets = [FAILED; MAX_LIVE];
+    for (i, op) in trace.ops.iter().enumerate() {
+        if line.len() > 180 {
+            report::map(trace.name, name, line.as_str());
+            line = report::Line::new();
+        }
+        let _ = match *op {
+            traces::Op::Alloc { id, size, .. } => {
+                offsets[usize::from(id)] = places[i];
+                if places[i] == FAILED { write!(line, " x") } else { write!(line, " +{}:{size}", places[i]) }
+            }
+            traces::Op::Free { id } => match core::mem::replace(&mut offsets[usize::from(id)], FAILED) {
+                FAILED => Ok(()),
+                offset => write!(line, " -{offset}"),
+            },
+        };
+    }
+    report::map(trace.name, name, line.as_str());
+}
+
+/// The fragmentation table: what each trace left with each allocator.
+pub fn fragmentation(left: &[[Leftover; 4]; traces::ALL.len()]) {
+    let mut columns = [""; 1 + traces::ALL.len()];
+    columns[0] = "allocator";
+    for (c, t) in columns[1..].iter_mut().zip(traces::ALL.iter()) {
+        *c = t.name;
+    }
+    report::table("fragmentation", &["Fragmentation after each trace, ", BUILD, ": largest block / all a program can still get"], &columns);
+    for (a, name) in NAMES.iter().enumerate() {
+        let mut row = report::Line::new();
+        row.push(name);
+        for per_trace in left {
+            let l = per_trace[a];
+            let share = if l.total == 0 { 100 } else { l.largest * 100 / l.total };
+            let _ = write!(row, "|{} / {} B ({share}%)", l.largest, l.total);
+        }
+        report::row("fragmentation", format_args!("{}", row.as_str()));
+    }
+    report::note("fragmentation", format_args!(
+        "With the blocks a trace leaves live: the largest request that succeeds (a binary search, each probe freed \
+         again), and the bytes obtained by taking the largest block until none is left."
+    ));
+    report::note("fragmentation", format_args!(
+        "Ours also counts its free runs itself; the probe's largest block must equal its count (checked)."
+    ));
 }
 
 /// The metadata and fill-until-failure table.
 pub fn space(region: &mut Region) {
     report::table(
         "space",
-        &["Space: bookkeeping and usable bytes of a 4 KB region"],
+        &["Space: bookkeeping and usable bytes of a 4 KB region, ", BUILD],
         &["allocator", "struct bytes (outside the region)", "largest first block", "region bytes lost to bookkeeping", "share of region", "bytes in use at first failure (8–128 B requests)"],
     );
     space_one::<TreeHeap>(region);
@@ -273,11 +354,8 @@ pub fn space(region: &mut Region) {
 }
 
 fn space_one<S: Subject>(region: &mut Region) {
-    let region: *mut Region = region;
-    // SAFETY: each call's subject is dropped before the next call borrows the region.
-    let largest = largest_block::<S>(unsafe { &mut *region });
-    // SAFETY: as above.
-    let filled = fill_until_failure::<S>(unsafe { &mut *region });
+    let largest = largest_block(&mut S::new(lend(region)));
+    let filled = fill_until_failure::<S>(lend(region));
     let lost = REGION_BYTES - largest;
     report::row("space", format_args!(
         "{}|{}|{}|{}|{}.{}%|{}",

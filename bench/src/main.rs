@@ -1,9 +1,11 @@
-//! The benchmark ROM: runs every suite and prints its tables for `tools/bench-report` (`make bench`).
+//! The benchmark ROM: runs every suite in one build (ARM in IWRAM with the feature `arm-iwram`, else Thumb in
+//! ROM) and prints its tables for `tools/bench-report` (`make bench` builds and runs both).
 #![no_std]
 #![no_main]
 
 extern crate alloc;
 
+mod helpers;
 mod heaps;
 mod pools;
 mod reference;
@@ -11,35 +13,37 @@ mod report;
 mod stats;
 mod timing;
 mod traces;
+mod work;
 
 use core::mem::MaybeUninit;
-use pools::{Arena, Borrowed, Medians, SLOTS, Slab};
+use pools::{Arena, Borrowed, Slab};
+use stackshot::stack::StackGuard;
 use stackshot_alloc::heap::{Heap, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
-use stackshot_alloc::pool::{IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack, FlagPool};
-use stats::Samples;
-use traces::Trace;
+use stackshot_alloc::pool::{FlagPool, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
+use timing::BUILD;
+use work::{SLOTS, Work};
 
 /// `slab` and `thunderdome` need a global allocator: our tree-heap over 4 KB of IWRAM, like their peers' data.
 #[global_allocator]
 static GLOBAL: LockedHeap<'static, IrqLock> = LockedHeap::new();
 static mut GLOBAL_REGION: heaps::Region = heaps::Region([MaybeUninit::uninit(); heaps::REGION_BYTES]);
 
-/// Big buffers live in EWRAM: IWRAM (32 KB) holds the stack, the code under test and the data it works on.
-#[unsafe(link_section = ".ewram.bench_trace")]
-static mut TRACE: Trace = Trace::new();
-#[unsafe(link_section = ".ewram.bench_samples")]
-static mut SAMPLES: [Samples<2048>; 2] = [Samples::new(), Samples::new()];
+#[unsafe(link_section = ".ewram.bench_work")]
+static mut WORK: Work = Work::new();
+/// The 4 KB of IWRAM the allocators under test work in: each pool in turn, then each heap.
 static mut REGION: heaps::Region = heaps::Region([MaybeUninit::uninit(); heaps::REGION_BYTES]);
 static mut BORROWED: Borrowed = Borrowed { ptr_slots: [MaybeUninit::uninit(); SLOTS], intrusive: [0; SLOTS + 16] };
 
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
+    timing::check_build();
+    helpers::check();
+    let guard = StackGuard::below_stack();
     // SAFETY: `main` runs once, with no interrupts enabled; these are the only references to the statics.
-    let (trace, [allocs, frees], region, borrowed, global) = unsafe {
+    let (work, region, borrowed, global) = unsafe {
         (
-            &mut *(&raw mut TRACE),
-            &mut *(&raw mut SAMPLES),
+            &mut *(&raw mut WORK),
             &mut *(&raw mut REGION),
             &mut *(&raw mut BORROWED),
             &mut *(&raw mut GLOBAL_REGION),
@@ -51,145 +55,98 @@ extern "C" fn main() -> ! {
         panic!("the global allocator was set up twice");
     }
 
-    let (reference, index8) = pool_suite(allocs, frees, borrowed);
-
+    pool_suite(region, work, borrowed);
+    stack_intact(&guard, "pools");
     heaps::space(region);
-    let mut results = [("", heaps::Figures::default(), [("", heaps::Figures::default()); 3]); 3];
-    for (i, make) in [
-        traces::ai_scratch as fn(&mut Trace),
-        |t| traces::random_mix(t, 0x5EED),
-        |t| traces::adversarial(t),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        make(trace);
-        let (ours, peers) = heaps::compare(region, trace, allocs, frees);
-        results[i] = (trace.name, ours, peers);
+    stack_intact(&guard, "space");
+    let mut left = [[heaps::Leftover::default(); 4]; traces::ALL.len()];
+    for (trace, left) in traces::ALL.iter().zip(left.iter_mut()) {
+        *left = heaps::compare(region, trace, work);
+        stack_intact(&guard, trace.name);
     }
-    goals(reference, index8, &results);
+    heaps::fragmentation(&left);
+    stack_intact(&guard, "fragmentation");
 
+    let used = guard.high_water().expect("checked above");
+    report::table("stack", &["Stack, ", BUILD], &["stack used at most", "room above the statics", "canary"]);
+    report::row("stack", format_args!("{used} bytes|{} bytes|intact after every table", guard.room()));
     stackshot::info!("@@done");
     loop {
         gba::bios::VBlankIntrWait();
     }
 }
 
-/// The issue's goals, checked against this run's figures: by how much each is met or missed.
-fn goals(reference: Medians, index8: Medians, heaps: &[(&str, heaps::Figures, [(&str, heaps::Figures); 3]); 3]) {
-    report::table("goals", &["Goals"], &["goal", "measured", "met?"]);
-    let (ours, asm) = (index8.alloc as u32 + index8.free as u32, reference.alloc as u32 + reference.free as u32);
-    report::row("goals", format_args!(
-        "byte-index pool (`IndexPool<u8>`, ARM/IWRAM) allocate + free within 1.5× the assembly reference|{ours} vs. {asm} cycles: {}.{:02}×|{}",
-        ours / asm, ours * 100 / asm % 100, if ours * 2 <= asm * 3 { "yes" } else { "no" }
-    ));
-    for (trace, o, peers) in heaps {
-        for (what, mine, theirs) in [
-            ("alloc median", o.alloc_median, peers.map(|(_, f)| f.alloc_median)),
-            ("alloc max", o.alloc_max, peers.map(|(_, f)| f.alloc_max)),
-            ("free median", o.free_median, peers.map(|(_, f)| f.free_median)),
-            ("free max", o.free_max, peers.map(|(_, f)| f.free_max)),
-        ] {
-            let (best, who) = theirs.iter().zip(peers.iter()).map(|(c, (n, _))| (*c, *n)).min().unwrap_or((0, ""));
-            let verdict = if mine < best { "yes" } else { "no" };
-            report::row("goals", format_args!(
-                "tree-heap {what} below every peer's, {trace} trace|ours {mine}, best peer {best} ({who}): {:+} cycles|{verdict}",
-                i32::from(mine) - i32::from(best)
-            ));
-        }
-    }
-    report::row("goals", format_args!("tree-heap header + map at most 3.2% of 4 KB|128 bytes, 3.125%|yes"));
-    for line in [
-        "Why the pool misses: the reference only pops and pushes a byte. `IndexPool` also stores the object, tags the",
-        "handle with the pool id, checks the id, the range and double frees (pos[i] < free), and keeps the live/free",
-        "partition that makes iteration O(live): four byte stores per free. `ValueStack<u8>`, the bare stack with an",
-        "overflow check, is the row closest to the reference. Closing the gap would mean dropping checks the issue requires.",
-        "Why the heap misses: its worst cases run full red-black rebalancing (a free that merges both neighbours is two",
-        "removes and an insert), every colour access goes through the 2-bit map, and a free with no free neighbour",
-        "needs a tree insert where talc files the block in an O(1) bin. What would close it: an exact-size bin in front",
-        "of the tree for the few small sizes AI code asks for most, and a move-node operation instead of remove+insert.",
-    ] {
-        report::note("goals", format_args!("{line}"));
+/// Fails loudly if the stack has grown into the statics (where it would corrupt figures silently).
+fn stack_intact(guard: &StackGuard, table: &str) {
+    if let Err(overflow) = guard.check() {
+        panic!("the stack reached the statics (down to {:#010x}) during the {table} table", overflow.deepest);
     }
 }
 
-/// Runs the pool table; returns the reference's medians and those of `IndexPool<u8>` in ARM/IWRAM.
-fn pool_suite(allocs: &mut Samples<2048>, frees: &mut Samples<2048>, borrowed: &'static mut Borrowed) -> (Medians, Medians) {
-    report::table(
-        "pools",
-        &["Fixed-size pools, 256 slots of u32: cycles per operation"],
-        &["pool", "build", "bytes/slot", "alloc min", "median", "max", "free min", "median", "max", "vs. asm"],
-    );
-    let r = pools::row(&mut reference::RefStack::full(), "assembly reference", true, true, 100, None, allocs, frees);
+/// Runs the pool table of this build.
+fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrowed) {
+    pools::table();
+    let r = pools::reference(work);
 
-    // Each pool is built fresh for each build and lives in IWRAM (a local on the IWRAM stack, or borrowed IWRAM).
-    let index8 = pools::both_builds("`IndexPool<u8>`", true, || {
-        let p = IndexPool::<u32, u8, SLOTS>::new(1);
-        let bytes = pools::overhead_x100(size_of_val(&p), 4);
-        (p, bytes)
-    }, r, allocs, frees);
-    pools::both_builds("`IndexPool<u16>`", false, || {
-        let p = IndexPool::<u32, u16, SLOTS>::new(2);
-        let bytes = pools::overhead_x100(size_of_val(&p), 4);
-        (p, bytes)
-    }, r, allocs, frees);
-    pools::both_builds("`Packed24`", false, || {
-        let p = Packed24::<{ SLOTS / 32 }>::new();
-        let bytes = pools::overhead_x100(size_of_val(&p), 0);
-        (p, bytes)
-    }, r, allocs, frees);
-    pools::both_builds("`Packed18`", false, || {
-        let p = Packed18::<{ SLOTS / 32 }>::new();
-        let bytes = pools::overhead_x100(size_of_val(&p), 0);
-        (p, bytes)
-    }, r, allocs, frees);
-    let borrowed: *mut Borrowed = borrowed;
-    pools::both_builds("`PtrPool`", true, || {
-        // SAFETY: the storage is borrowed by one pool at a time; each pool is dropped before the next borrows it.
-        let slots = unsafe { &mut *(&raw mut (*borrowed).ptr_slots) };
-        let p = PtrPool::<u32, SLOTS>::new(slots);
-        let bytes = pools::overhead_x100(size_of_val(&p), 0);
-        (p, bytes)
-    }, r, allocs, frees);
-    pools::both_builds("`ValueStack<u8>`", false, || {
-        let p = ValueStack::<u8, SLOTS>::full(core::array::from_fn(|i| i as u8));
-        let bytes = pools::overhead_x100(size_of_val(&p), 0);
-        (p, bytes)
-    }, r, allocs, frees);
-    pools::both_builds("`IntrusivePool`", true, || {
-        // SAFETY: as for the PtrPool above.
-        let words = unsafe { &mut *(&raw mut (*borrowed).intrusive) };
+    // Each pool is built fresh in IWRAM: in the heap tables' region, or borrowing IWRAM storage.
+    pools::row(region, |p| {
+        let p = p.write(IndexPool::<u32, u8, SLOTS>::new(1));
+        pools::overhead_x100(size_of_val(p), 4)
+    }, "`IndexPool<u8>`", true, r, work);
+    pools::row(region, |p| {
+        let p = p.write(IndexPool::<u32, u16, SLOTS>::new(2));
+        pools::overhead_x100(size_of_val(p), 4)
+    }, "`IndexPool<u16>`", false, r, work);
+    pools::row(region, |p| {
+        let p = p.write(Packed24::<{ SLOTS / 32 }>::new());
+        pools::overhead_x100(size_of_val(p), 0)
+    }, "`Packed24`", false, r, work);
+    pools::row(region, |p| {
+        let p = p.write(Packed18::<{ SLOTS / 32 }>::new());
+        pools::overhead_x100(size_of_val(p), 0)
+    }, "`Packed18`", false, r, work);
+    pools::row(region, |p| {
+        let p = p.write(PtrPool::<u32, SLOTS>::new(&mut borrowed.ptr_slots));
+        pools::overhead_x100(size_of_val(p), 0)
+    }, "`PtrPool`", true, r, work);
+    pools::row(region, |p| {
+        let p = p.write(ValueStack::<u8, SLOTS>::full(core::array::from_fn(|i| i as u8)));
+        pools::overhead_x100(size_of_val(p), 0)
+    }, "`ValueStack<u8>`", false, r, work);
+    pools::row(region, |p| {
+        let words = &mut borrowed.intrusive;
         let bytes_total = size_of_val(words);
         // SAFETY: the words are valid, exclusively borrowed bytes for as long as the pool lives.
-        let region: &'static mut [u8] = unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), bytes_total) };
-        let p = IntrusivePool::new(region, 4).expect("an intrusive pool of 4-byte slots");
+        let bytes: &mut [u8] = unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), bytes_total) };
+        let p = p.write(IntrusivePool::new(bytes, 4).expect("an intrusive pool of 4-byte slots"));
         assert!(p.capacity() as usize >= SLOTS, "only {} slots", p.capacity());
-        let bytes = (size_of_val(&p) + bytes_total - SLOTS * 4) * 100 / SLOTS;
-        (p, bytes)
-    }, r, allocs, frees);
-    pools::both_builds("`FlagPool` (baseline)", true, || {
-        let p = FlagPool::<u32, SLOTS>::new(3);
-        let bytes = pools::overhead_x100(size_of_val(&p), 4);
-        (p, bytes)
-    }, r, allocs, frees);
-    let used_before = global_used();
-    let mut slab = Slab(slab::Slab::with_capacity(SLOTS));
-    let bytes = pools::overhead_x100(global_used() - used_before + size_of_val(&slab), 4);
-    pools::row(&mut slab, "slab 0.4", false, true, bytes, Some(r), allocs, frees);
-    drop(slab);
-    let used_before = global_used();
-    let mut arena = Arena(thunderdome::Arena::with_capacity(SLOTS));
-    let bytes = pools::overhead_x100(global_used() - used_before + size_of_val(&arena), 4);
-    pools::row(&mut arena, "thunderdome 0.6", false, true, bytes, Some(r), allocs, frees);
-    drop(arena);
+        (size_of_val(p) + bytes_total - SLOTS * 4) * 100 / SLOTS
+    }, "`IntrusivePool`", true, r, work);
+    pools::row(region, |p| {
+        let p = p.write(FlagPool::<u32, SLOTS>::new(3));
+        pools::overhead_x100(size_of_val(p), 4)
+    }, "`FlagPool` (baseline)", true, r, work);
+    // slab and thunderdome take their storage from the global heap; bytes/slot counts it.
+    pools::row(region, |p| {
+        let before = global_used();
+        let p = p.write(Slab(slab::Slab::with_capacity(SLOTS)));
+        pools::overhead_x100(global_used() - before + size_of_val(p), 4)
+    }, "slab 0.4", true, r, work);
+    pools::row(region, |p| {
+        let before = global_used();
+        let p = p.write(Arena(thunderdome::Arena::with_capacity(SLOTS)));
+        pools::overhead_x100(global_used() - before + size_of_val(p), 4)
+    }, "thunderdome 0.6", true, r, work);
     report::note("pools", format_args!("Workload: fill all 256 slots, free them in a shuffled order, then 1,200 random allocate/free."));
-    report::note("pools", format_args!("Each operation is timed from a caller of its own build, inlined into it: ARM in IWRAM or Thumb in ROM."));
-    report::note("pools", format_args!("A Thumb caller in ROM pays {} more cycles to call into an ARM function in IWRAM and back.", timing::thumb_to_iwram_call()));
-    report::note("pools", format_args!("The assembly reference (bench/src/reference.rs) is a bare pop and push of a byte index, no checks;"));
-    report::note("pools", format_args!("its call from the timing function (an empty call, measured) is subtracted. vs. asm = (alloc + free medians) / the reference's."));
-    report::note("pools", format_args!("bytes/slot: size_of on the GBA minus the 4-byte payload; for slab and thunderdome, what they took from"));
-    report::note("pools", format_args!("the global allocator for 256 entries plus their struct. They are generic code of their own crates, so Thumb in ROM."));
-    (r, index8)
+    report::note("pools", format_args!("Each operation is inlined into the timing function of this build ({BUILD}), ours and the crates' alike."));
+    if !timing::ARM {
+        report::note("pools", format_args!("(A Thumb caller in ROM pays {} cycles to call an empty ARM function in IWRAM and return.)", timing::thumb_to_iwram_call()));
+    }
+    report::note("pools", format_args!("The assembly reference (bench/src/reference.rs) is a bare pop and push of a byte index in this build's"));
+    report::note("pools", format_args!("instruction set, no checks, timed like the pools: inlined, and as a call of a function in this build's memory."));
+    report::note("pools", format_args!("vs. asm = (alloc + free medians) / the reference's. bytes/slot: size_of on the GBA minus the 4-byte payload;"));
+    report::note("pools", format_args!("for slab and thunderdome, what they took from the global allocator (ours, in IWRAM) for 256 entries plus their struct."));
+    report::note("pools", format_args!("Their storage is reserved up front: no measured operation allocates (checked: their capacity is unchanged)."));
 }
 
 fn global_used() -> usize {

@@ -1,28 +1,36 @@
-//! Fixed-size pools, 256 slots of `u32` each: cycles per allocate and per free, every variant built twice (ARM
-//! code in IWRAM and Thumb code in ROM), against the assembly reference and the crates a Rust user reaches for.
+//! Fixed-size pools, 256 slots of `u32` each: cycles per allocate and per free in this build, against the
+//! assembly reference (inline and called) and the crates a Rust user reaches for.
 
-use crate::reference::{self, RefStack};
+use crate::heaps::Region;
+use crate::reference;
 use crate::report;
-use crate::stats::Samples;
-use stackshot::cycles::{Op, OpTimer};
+use crate::stats::{Cells, Samples, Summary};
+use crate::work::{SAMPLES, SLOTS, Work};
+use crate::timing::{self, BUILD};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
+use stackshot::cycles::{Op, OpTimer};
 use stackshot_alloc::pool::{FlagPool, Handle, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
 use stackshot_alloc::rng::Rng;
 
-pub const SLOTS: usize = 256;
 /// Random allocate/free operations after the fill-and-empty phase.
 const MIXED_OPS: usize = 1200;
 
-/// A pool under test. `alloc` and `free` are `#[inline(always)]` around the pool's own `#[inline(always)]`
-/// methods, so that they inline whole into the timing function of either build.
+/// A pool under test. `alloc` and `free` are `#[inline(always)]` around the pool's own methods, so that they
+/// inline whole into the timing function of this build. Nothing in them may panic: a panic path is a call
+/// into ROM, so a refused free is returned and checked outside the timed code.
 pub trait Subject {
     type Key: Copy;
     fn alloc(&mut self) -> Option<Self::Key>;
-    fn free(&mut self, key: Self::Key);
+    /// False if the pool refused the free.
+    fn free(&mut self, key: Self::Key) -> bool;
+    /// False if the pool had to grow its storage (so a measured operation allocated).
+    fn storage_unchanged(&self) -> bool {
+        true
+    }
 }
 
-/// Implements [`Subject`] with two expressions; a bad free panics (the benchmark would be wrong).
+/// Implements [`Subject`] with two expressions.
 macro_rules! subject {
     ($ty:ty, $key:ty, |$p:ident| $alloc:expr, |$q:ident, $k:ident| $free:expr) => {
         impl Subject for $ty {
@@ -33,11 +41,9 @@ macro_rules! subject {
                 $alloc
             }
             #[inline(always)]
-            fn free(&mut self, $k: $key) {
+            fn free(&mut self, $k: $key) -> bool {
                 let $q = self;
-                if $free.is_err() {
-                    panic!("the benchmark freed a key that was not live");
-                }
+                $free.is_ok()
             }
         }
     };
@@ -47,7 +53,6 @@ pub type Index8 = IndexPool<u32, u8, SLOTS>;
 pub type Index16 = IndexPool<u32, u16, SLOTS>;
 pub type P24 = Packed24<{ SLOTS / 32 }>;
 pub type P18 = Packed18<{ SLOTS / 32 }>;
-pub type Ptr = PtrPool<'static, u32, SLOTS>;
 pub type Values = ValueStack<u8, SLOTS>;
 pub type Flags = FlagPool<u32, SLOTS>;
 
@@ -55,26 +60,13 @@ subject!(Index8, Handle<u32, u8>, |p| p.alloc(7), |p, k| p.free(k));
 subject!(Index16, Handle<u32, u16>, |p| p.alloc(7), |p, k| p.free(k));
 subject!(P24, u32, |p| p.alloc(), |p, k| p.free(k));
 subject!(P18, u32, |p| p.alloc(), |p, k| p.free(k));
-subject!(Ptr, NonNull<u32>, |p| p.alloc(7), |p, k| p.free(k));
+subject!(PtrPool<'_, u32, SLOTS>, NonNull<u32>, |p| p.alloc(7), |p, k| p.free(k));
 subject!(Values, u8, |p| p.pop(), |p, k| p.push(k));
-subject!(IntrusivePool<'static>, NonNull<u8>, |p| p.alloc(), |p, k| p.free(k));
+subject!(IntrusivePool<'_>, NonNull<u8>, |p| p.alloc(), |p, k| p.free(k));
 subject!(Flags, Handle<u32, u16>, |p| p.alloc(7), |p, k| p.free(k));
 
-impl Subject for RefStack {
-    type Key = u8;
-    #[inline(always)]
-    fn alloc(&mut self) -> Option<u8> {
-        reference::pop(self)
-    }
-    #[inline(always)]
-    fn free(&mut self, key: u8) {
-        reference::push(self, key)
-    }
-}
-
-/// `slab` and `thunderdome` are generic code of their own crates: their methods inline where the compiler
-/// chooses, so they are measured as Thumb in ROM, the way a user's code calls them. Their storage is reserved
-/// up front, so no operation measured here allocates.
+/// `slab` and `thunderdome`, with their storage reserved up front, so that no operation measured here
+/// allocates (checked: their capacity does not change).
 pub struct Slab(pub slab::Slab<u32>);
 impl Subject for Slab {
     type Key = usize;
@@ -83,8 +75,11 @@ impl Subject for Slab {
         Some(self.0.insert(7))
     }
     #[inline(always)]
-    fn free(&mut self, key: usize) {
-        self.0.remove(key);
+    fn free(&mut self, key: usize) -> bool {
+        self.0.try_remove(key).is_some()
+    }
+    fn storage_unchanged(&self) -> bool {
+        self.0.capacity() == SLOTS
     }
 }
 
@@ -96,10 +91,11 @@ impl Subject for Arena {
         Some(self.0.insert(7))
     }
     #[inline(always)]
-    fn free(&mut self, key: thunderdome::Index) {
-        if self.0.remove(key).is_none() {
-            panic!("the benchmark freed a key that was not live");
-        }
+    fn free(&mut self, key: thunderdome::Index) -> bool {
+        self.0.remove(key).is_some()
+    }
+    fn storage_unchanged(&self) -> bool {
+        self.0.capacity() == SLOTS
     }
 }
 
@@ -114,31 +110,47 @@ impl<S: Subject> Op for AllocOp<'_, S> {
 
 struct FreeOp<'a, S: Subject>(&'a mut S, S::Key);
 impl<S: Subject> Op for FreeOp<'_, S> {
-    type Out = ();
+    type Out = bool;
     #[inline(always)]
-    fn run(&mut self) {
+    fn run(&mut self) -> bool {
         self.0.free(self.1)
     }
 }
 
-/// Medians of one run, for the ratio to the reference.
+/// Alloc and free medians of one row, for the ratios.
 #[derive(Clone, Copy)]
 pub struct Medians {
     pub alloc: u16,
     pub free: u16,
 }
 
+impl Medians {
+    fn sum(self) -> u32 {
+        u32::from(self.alloc) + u32::from(self.free)
+    }
+}
+
+/// The reference's medians, called and inline.
+#[derive(Clone, Copy)]
+pub struct Reference {
+    pub call: Medians,
+    pub inline: Medians,
+}
+
 /// Fills the pool, empties it in a shuffled order, then runs random allocate/free; every operation timed.
-pub fn measure<S: Subject>(pool: &mut S, timer: OpTimer, allocs: &mut Samples<2048>, frees: &mut Samples<2048>) {
-    let mut keys: [Option<S::Key>; SLOTS] = [None; SLOTS];
-    let mut live = 0;
+fn measure<S: Subject>(pool: &mut S, timer: OpTimer, work: &mut Work) {
+    let (allocs, frees, keys) = work.for_pool::<S::Key>();
     allocs.clear();
     frees.clear();
+    let free = |pool: &mut S, key: S::Key, frees: &mut Samples<SAMPLES>| {
+        let (ok, cycles) = timer.time(&mut FreeOp(pool, key));
+        assert!(ok, "the pool refused to free a key it handed out");
+        frees.push(cycles);
+    };
     for key in keys.iter_mut() {
         let (k, cycles) = timer.time(&mut AllocOp(pool));
         *key = Some(k.expect("256 slots"));
         allocs.push(cycles);
-        live += 1;
     }
     let mut rng = Rng::new(0x9001);
     let mut order: [u16; SLOTS] = core::array::from_fn(|i| i as u16);
@@ -146,91 +158,102 @@ pub fn measure<S: Subject>(pool: &mut S, timer: OpTimer, allocs: &mut Samples<20
         order.swap(i, rng.below(i as u32 + 1) as usize);
     }
     for &i in &order {
-        let key = keys[usize::from(i)].take().expect("live");
-        let ((), cycles) = timer.time(&mut FreeOp(pool, key));
-        frees.push(cycles);
-        live -= 1;
+        free(pool, keys[usize::from(i)].take().expect("live"), frees);
     }
     for _ in 0..MIXED_OPS {
         let i = rng.below(SLOTS as u32) as usize;
         match keys[i].take() {
-            Some(key) => {
-                let ((), cycles) = timer.time(&mut FreeOp(pool, key));
-                frees.push(cycles);
-                live -= 1;
-            }
+            Some(key) => free(pool, key, frees),
             None => {
                 let (k, cycles) = timer.time(&mut AllocOp(pool));
                 keys[i] = Some(k.expect("a free slot exists"));
                 allocs.push(cycles);
-                live += 1;
             }
         }
     }
     for key in keys.iter_mut().filter_map(Option::take) {
-        pool.free(key);
-        live -= 1;
+        assert!(pool.free(key), "the pool refused to free a key it handed out");
     }
-    assert_eq!(live, 0);
 }
 
-/// Measures `pool` in `arm` or Thumb build and prints its row (and its bars if `charted`); returns the medians.
+/// Builds a pool in `space` with `make` (which returns its bookkeeping bytes per slot ×100), measures it and
+/// prints its row (and its bars in the ARM build, if `charted`); returns its medians. The pool is built in place
+/// in IWRAM that the heap tables use later, instead of on the stack, where the larger pools and their copies
+/// would not fit beside the rest. Not inlined, so that one pool's temporaries are on the stack at a time.
+#[inline(never)]
 pub fn row<S: Subject>(
-    pool: &mut S,
+    space: &mut Region,
+    make: impl FnOnce(&mut MaybeUninit<S>) -> usize,
     name: &str,
-    arm: bool,
     charted: bool,
-    bytes_per_slot_x100: usize,
-    reference: Option<Medians>,
-    allocs: &mut Samples<2048>,
-    frees: &mut Samples<2048>,
+    reference: Reference,
+    work: &mut Work,
 ) -> Medians {
-    let timer = if reference.is_none() { crate::timing::without_call(arm) } else { OpTimer::new(arm) };
-    measure(pool, timer, allocs, frees);
-    let (a, f) = (allocs.summary(), frees.summary());
+    assert!(size_of::<S>() <= size_of::<Region>() && align_of::<S>() <= align_of::<Region>(), "{name} does not fit");
+    // SAFETY: the region is at least as large and as aligned as `S` (checked above), and borrowed exclusively.
+    let slot = unsafe { &mut *(space as *mut Region).cast::<MaybeUninit<S>>() };
+    let bytes_per_slot_x100 = make(slot);
+    // SAFETY: `make` has written the pool.
+    let pool = unsafe { slot.assume_init_mut() };
+    let (a, f) = run(pool, work);
+    // SAFETY: initialised above and not used again.
+    unsafe { slot.assume_init_drop() };
+    print(name, charted, bytes_per_slot_x100, a, f, reference)
+}
+
+/// The alloc and free summaries of one pool.
+fn run<S: Subject>(pool: &mut S, work: &mut Work) -> (Summary, Summary) {
+    measure(pool, timing::timer(), work);
+    assert!(pool.storage_unchanged(), "a pool grew its storage while it was measured");
+    let every = "every pool run allocates and frees";
+    (work.allocs.summary().expect(every), work.frees.summary().expect(every))
+}
+
+fn print(name: &str, charted: bool, bytes_per_slot_x100: usize, a: Summary, f: Summary, r: Reference) -> Medians {
     let medians = Medians { alloc: a.median, free: f.median };
-    let build = if arm { "ARM, IWRAM" } else { "Thumb, ROM" };
-    let ratio = match reference {
-        Some(r) => {
-            let x100 = (u32::from(a.median) + u32::from(f.median)) * 100 / (u32::from(r.alloc) + u32::from(r.free));
-            Ratio(x100)
-        }
-        None => Ratio(100),
-    };
     report::row("pools", format_args!(
-        "{name}|{build}|{}.{:02}|{}|{}|{}|{}|{}|{}|{ratio}",
-        bytes_per_slot_x100 / 100, bytes_per_slot_x100 % 100, a.min, a.median, a.max, f.min, f.median, f.max
+        "{name}|{}.{:02}|{}|{}|{}|{}",
+        bytes_per_slot_x100 / 100, bytes_per_slot_x100 % 100, Cells(Some(a)), Cells(Some(f)),
+        Ratio::of(medians.sum(), r.call.sum()), Ratio::of(medians.sum(), r.inline.sum())
     ));
-    if charted {
+    if charted && timing::ARM {
         report::bar(format_args!("pool alloc"), name, a.median);
         report::bar(format_args!("pool free"), name, f.median);
     }
     medians
 }
 
+/// A ratio ×100, rounded.
 struct Ratio(u32);
+impl Ratio {
+    fn of(n: u32, d: u32) -> Ratio {
+        Ratio((n * 200 + d) / (2 * d))
+    }
+}
 impl core::fmt::Display for Ratio {
     fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
         write!(f, "{}.{:02}×", self.0 / 100, self.0 % 100)
     }
 }
 
-/// Measures a pool in both builds, ARM in IWRAM then Thumb in ROM, each on a fresh pool from `make` (which also
-/// gives its bookkeeping bytes per slot ×100); the chart shows the ARM build if `charted`. Returns the ARM
-/// build's medians.
-pub fn both_builds<S: Subject>(
-    name: &str,
-    charted: bool,
-    mut make: impl FnMut() -> (S, usize),
-    reference: Medians,
-    allocs: &mut Samples<2048>,
-    frees: &mut Samples<2048>,
-) -> Medians {
-    let (mut pool, bytes) = make();
-    let arm = row(&mut pool, name, true, charted, bytes, Some(reference), allocs, frees);
-    let (mut pool, bytes) = make();
-    row(&mut pool, name, false, false, bytes, Some(reference), allocs, frees);
-    arm
+/// Starts the pool table of this build.
+pub fn table() {
+    report::table(
+        "pools",
+        &["Fixed-size pools, 256 slots of u32, ", BUILD, ": cycles per operation"],
+        &["pool", "bytes/slot", "alloc min", "alloc median", "alloc p99", "alloc max", "free min", "free median", "free p99", "free max", "vs. asm called", "vs. asm inline"],
+    );
+}
+
+/// Measures the reference, called and inline, and prints both rows.
+pub fn reference(work: &mut Work) -> Reference {
+    let call = run(&mut reference::Call(reference::RefStack::full()), work);
+    let inline = run(&mut reference::Inline(reference::RefStack::full()), work);
+    let medians = |(a, f): (Summary, Summary)| Medians { alloc: a.median, free: f.median };
+    let r = Reference { call: medians(call), inline: medians(inline) };
+    print("assembly reference, called", false, 100, call.0, call.1, r);
+    print("assembly reference, inline", true, 100, inline.0, inline.1, r);
+    r
 }
 
 /// Bookkeeping bytes per slot ×100: what the pool costs beyond its payload of `payload` bytes a slot.

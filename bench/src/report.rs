@@ -1,6 +1,7 @@
-//! The lines `tools/bench-report` turns into docs/benchmarks.md and its chart (the format is described there).
+//! The lines `tools/bench-report` turns into docs/benchmarks.md, its chart and the heap map (the format is
+//! described there).
 
-use core::fmt::Arguments;
+use core::fmt::{self, Arguments};
 use stackshot::info;
 
 /// Starts table `id`; the title is given in parts so that it needs no formatting buffer.
@@ -31,24 +32,41 @@ pub fn bar(category: Arguments, series: &str, cycles: u16) {
     info!("@@bar {category}|{series}|{cycles}");
 }
 
-/// A line assembled from pieces (mGBA splits anything over 255 bytes; a table header stays under that).
-struct Line {
+/// Part of where an allocator put the blocks of a trace (see `heaps::map`).
+pub fn map(trace: &str, allocator: &str, events: &str) {
+    info!("@@map {trace}|{allocator}|{events}");
+}
+
+/// A line assembled from pieces (mGBA splits anything over 255 bytes, so a line must stay under that).
+pub struct Line {
     bytes: [u8; 255],
     len: usize,
 }
 
 impl Line {
-    fn new() -> Line {
+    pub fn new() -> Line {
         Line { bytes: [0; 255], len: 0 }
     }
 
-    fn push(&mut self, s: &str) {
-        let n = s.len().min(self.bytes.len() - self.len);
-        self.bytes[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
+    /// Appends `s`, or panics if the line would be too long: a cut line would be a wrong table.
+    pub fn push(&mut self, s: &str) {
+        assert!(self.len + s.len() <= self.bytes.len(), "a report line longer than 255 bytes");
+        self.bytes[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
+        self.len += s.len();
     }
 
-    fn as_str(&self) -> &str {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn as_str(&self) -> &str {
         core::str::from_utf8(&self.bytes[..self.len]).unwrap_or("@@bad-line")
+    }
+}
+
+impl fmt::Write for Line {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push(s);
+        Ok(())
     }
 }

@@ -1,4 +1,6 @@
-//! Cycle samples and their minimum, median and maximum.
+//! Cycle samples and what a table shows of them: count, minimum, median, 99th percentile and maximum.
+
+use core::fmt;
 
 /// Up to `N` samples of one operation's cycles.
 pub struct Samples<const N: usize> {
@@ -6,12 +8,12 @@ pub struct Samples<const N: usize> {
     len: usize,
 }
 
-/// What a table row shows of a set of samples.
 #[derive(Clone, Copy, Debug)]
 pub struct Summary {
     pub count: usize,
     pub min: u16,
     pub median: u16,
+    pub p99: u16,
     pub max: u16,
 }
 
@@ -31,10 +33,41 @@ impl<const N: usize> Samples<N> {
         self.len += 1;
     }
 
-    pub fn summary(&mut self) -> Summary {
-        assert!(self.len > 0, "no samples");
-        let values = &mut self.values[..self.len];
+    /// `None` without samples. The median is the upper one; the 99th percentile is the nearest rank.
+    pub fn summary(&mut self) -> Option<Summary> {
+        let n = self.len;
+        let values = &mut self.values[..n];
         values.sort_unstable();
-        Summary { count: self.len, min: values[0], median: values[self.len / 2], max: values[self.len - 1] }
+        (n > 0).then(|| Summary {
+            count: n,
+            min: values[0],
+            median: values[n / 2],
+            p99: values[(99 * n).div_ceil(100) - 1],
+            max: values[n - 1],
+        })
+    }
+}
+
+/// Four table cells: min, median, p99 and max, or dashes without samples.
+pub struct Cells(pub Option<Summary>);
+
+impl fmt::Display for Cells {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.0 {
+            Some(s) => write!(f, "{}|{}|{}|{}", s.min, s.median, s.p99, s.max),
+            None => write!(f, "–|–|–|–"),
+        }
+    }
+}
+
+/// One table cell: the value, or a dash without one.
+pub struct Dash(pub Option<u16>);
+
+impl fmt::Display for Dash {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.0 {
+            Some(v) => write!(f, "{v}"),
+            None => write!(f, "–"),
+        }
     }
 }

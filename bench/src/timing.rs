@@ -1,10 +1,27 @@
-//! What the tables need beyond `stackshot::cycles::OpTimer`: the price of a call into IWRAM, measured, so that
-//! it can be subtracted from the assembly reference and reported on its own.
+//! Which build this ROM is, and how it times an operation: every operation of every allocator is inlined into
+//! `stackshot::cycles::OpTimer`'s timing function of this build, ARM code in IWRAM or Thumb code in ROM.
 
 use core::arch::asm;
 use stackshot::cycles::{Op, OpTimer};
 
-/// An empty ARM function in IWRAM, to price the call itself.
+/// True in the ARM/IWRAM build (feature `arm-iwram`, profile `bench-arm`), false in the Thumb/ROM build.
+pub const ARM: bool = cfg!(feature = "arm-iwram");
+/// The build, as the tables name it.
+pub const BUILD: &str = if ARM { "ARM, IWRAM" } else { "Thumb, ROM" };
+
+pub fn timer() -> OpTimer {
+    OpTimer::new(ARM)
+}
+
+/// Panics unless this crate's code is in the instruction set the feature says: the ARM/IWRAM build needs the
+/// `bench-arm` profile (which compiles this crate as ARM code), the Thumb/ROM build the `bench-thumb` one.
+pub fn check_build() {
+    // A function's address has bit 0 set for Thumb code.
+    let thumb = (check_build as fn() as usize) & 1 == 1;
+    assert!(thumb != ARM, "built with the wrong profile: use --profile bench-arm with --features arm-iwram, else bench-thumb");
+}
+
+/// An empty ARM function in IWRAM, to price a call into it.
 #[unsafe(link_section = ".iwram.bench_empty")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
@@ -22,14 +39,8 @@ impl Op for CallIwram {
     }
 }
 
-/// A timer for an operation that is a call to an ARM function in IWRAM (the assembly reference): it subtracts
-/// the cost of calling an empty one from the same place too, leaving the body's cycles.
-pub fn without_call(arm: bool) -> OpTimer {
-    OpTimer::calibrated(arm, &mut CallIwram)
-}
-
 /// Cycles a Thumb caller in ROM pays to call an (empty) ARM function in IWRAM and return: the long-branch
-/// veneer, the mode switches and the pipeline refills.
+/// veneer, the mode switches and the pipeline refills. What the game pays to reach its ARM hot paths.
 pub fn thumb_to_iwram_call() -> u16 {
     OpTimer::new(false).time(&mut CallIwram).1
 }

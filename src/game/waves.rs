@@ -89,7 +89,26 @@ const STAGE_3: Script = &[
     (1760, Darts(6, 80)),
 ];
 
-const STAGES: [Script; 3] = [STAGE_1, STAGE_2, STAGE_3];
+/// With `--features bullet-hell` (which `make record-trace` records for the benchmark), every stage is the
+/// bullet-hell scene instead.
+const STAGES: [Script; 3] =
+    if cfg!(feature = "bullet-hell") { [BULLET_HELL; 3] } else { [STAGE_1, STAGE_2, STAGE_3] };
+
+/// The bullet-hell scene: a wave every half second, 100 of them, of the kinds that take scratch from the heap
+/// (darts, crabs, saucers), more than leave, so that the 32-enemy pool stays full of enemies holding scratch.
+const BULLET_HELL: Script = &bullet_hell();
+
+const fn bullet_hell() -> [(u16, Wave); 100] {
+    const CYCLE: [Wave; 6] = [Crabs(7), Darts(6, 60), Saucer(true), Darts(6, 180), Crabs(7), Saucer(false)];
+    let mut script = [(0, Mines(0)); 100];
+    let mut i = 0;
+    while i < script.len() {
+        script[i] = (30 * (i as u16 + 1), CYCLE[i % CYCLE.len()]);
+        i += 1;
+    }
+    script
+}
+
 /// Frames of the warning before a boss, and of the "stage clear" after one.
 const WARNING_FRAMES: u16 = 150;
 const CLEAR_FRAMES: u16 = 180;

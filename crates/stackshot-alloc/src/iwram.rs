@@ -1,4 +1,5 @@
-//! The allocators' fast paths as ARM code in IWRAM, for programs on the GBA (feature `iwram`).
+//! The allocators' fast paths as ARM code in IWRAM, for programs on the GBA (with the feature `iwram`; without
+//! it, e.g. for a build that is all Thumb code in ROM, they are ordinary functions).
 //!
 //! Code in ROM runs as Thumb through a 16-bit bus with wait states; ARM code in IWRAM runs at full speed. These
 //! functions are the pool's and the heap's hot calls with `#[instruction_set(arm::a32)]` and an `.iwram.*`
@@ -14,8 +15,7 @@ use crate::pool::{Handle, IndexPool, PoolError};
 use core::ptr::NonNull;
 
 /// [`IndexPool::alloc`] as ARM code in IWRAM: a pop from the free stack. `None` when the pool is full.
-#[unsafe(link_section = ".iwram.pool_alloc")]
-#[instruction_set(arm::a32)]
+#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_alloc"))]
 #[inline(never)]
 pub fn pool_alloc<T, const N: usize>(pool: &mut IndexPool<T, u8, N>, value: T) -> Option<Handle<T, u8>> {
     pool.alloc(value)
@@ -23,16 +23,14 @@ pub fn pool_alloc<T, const N: usize>(pool: &mut IndexPool<T, u8, N>, value: T) -
 
 /// [`IndexPool::free`] as ARM code in IWRAM: a push onto the free stack; `Err` for a double free, a handle of
 /// another pool or an index out of range, with the pool unchanged.
-#[unsafe(link_section = ".iwram.pool_free")]
-#[instruction_set(arm::a32)]
+#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_free"))]
 #[inline(never)]
 pub fn pool_free<T, const N: usize>(pool: &mut IndexPool<T, u8, N>, handle: Handle<T, u8>) -> Result<T, PoolError> {
     pool.free(handle)
 }
 
 /// [`IndexPool::get_mut`] as ARM code in IWRAM.
-#[unsafe(link_section = ".iwram.pool_get_mut")]
-#[instruction_set(arm::a32)]
+#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_get_mut"))]
 #[inline(never)]
 pub fn pool_get_mut<T, const N: usize>(
     pool: &mut IndexPool<T, u8, N>,
@@ -42,16 +40,14 @@ pub fn pool_get_mut<T, const N: usize>(
 }
 
 /// [`Heap::alloc`] as ARM code in IWRAM (alignments above 8 go on to `alloc_aligned`, in IWRAM too).
-#[unsafe(link_section = ".iwram.heap_alloc")]
-#[instruction_set(arm::a32)]
+#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc"))]
 #[inline(never)]
 pub fn heap_alloc(heap: &mut Heap, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
     heap.alloc(size, align)
 }
 
 /// [`Heap::free`] as ARM code in IWRAM.
-#[unsafe(link_section = ".iwram.heap_free")]
-#[instruction_set(arm::a32)]
+#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_free"))]
 #[inline(never)]
 pub fn heap_free(heap: &mut Heap, ptr: NonNull<u8>) -> Result<(), HeapError> {
     heap.free(ptr)

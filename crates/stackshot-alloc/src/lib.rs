@@ -32,7 +32,6 @@
 pub mod heap;
 #[cfg(feature = "gba")]
 pub mod irq;
-#[cfg(feature = "iwram")]
 pub mod iwram;
 pub mod pool;
 #[cfg(any(test, feature = "testing"))]

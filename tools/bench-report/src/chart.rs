@@ -1,20 +1,30 @@
-//! The chart: median cycles per operation, bars grouped by benchmark, one colour per allocator, the legend
-//! beside the plot.
+//! The chart: median cycles per operation in the ARM/IWRAM build, bars grouped by benchmark, one colour per
+//! allocator, the legend beside the plot.
 
 use crate::Bar;
 use plotters::prelude::*;
-use plotters::style::{FontStyle, register_font};
+use plotters::style::{FontStyle, register_font as register_font_as};
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// Debian's `fonts-dejavu-core` (installed by tools/setup); plotters draws no text without a font.
 const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-const SIZE: (u32, u32) = (1400, 640);
+const SIZE: (u32, u32) = (2000, 640);
 const LEGEND_WIDTH: u32 = 300;
 
+/// Makes `sans-serif` DejaVu Sans for every drawing of this process.
+pub fn register_font() -> Result<(), String> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let font = std::fs::read(FONT).map_err(|e| format!("{FONT}: {e} (install fonts-dejavu-core)"))?;
+        register_font_as("sans-serif", FontStyle::Normal, Box::leak(font.into_boxed_slice()))
+            .map_err(|_| "the font did not load".to_string())
+    })
+    .clone()
+}
+
 pub fn draw(path: &Path, bars: &[Bar]) -> Result<(), String> {
-    let font = std::fs::read(FONT).map_err(|e| format!("{FONT}: {e} (install fonts-dejavu-core)"))?;
-    register_font("sans-serif", FontStyle::Normal, Box::leak(font.into_boxed_slice()))
-        .map_err(|_| "the font did not load".to_string())?;
+    register_font()?;
     let categories = unique(bars.iter().map(|b| b.category.as_str()));
     let series = unique(bars.iter().map(|b| b.series.as_str()));
     if categories.is_empty() {
@@ -28,7 +38,7 @@ pub fn draw(path: &Path, bars: &[Bar]) -> Result<(), String> {
     root.fill(&WHITE).map_err(e)?;
     let (plot, legend) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
     let mut chart = ChartBuilder::on(&plot)
-        .caption("Median cycles per operation on the ARM7TDMI (lower is better)", ("sans-serif", 24))
+        .caption("Median cycles per operation, every allocator ARM code in IWRAM (lower is better)", ("sans-serif", 24))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(60)
@@ -54,7 +64,7 @@ pub fn draw(path: &Path, bars: &[Bar]) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
         }
         let (px, py) = chart.backend_coord(&(c as f64 + 0.5, 0.0));
-        let style = TextStyle::from(("sans-serif", 15)).pos(plotters::style::text_anchor::Pos::new(
+        let style = TextStyle::from(("sans-serif", 14)).pos(plotters::style::text_anchor::Pos::new(
             plotters::style::text_anchor::HPos::Center,
             plotters::style::text_anchor::VPos::Top,
         ));

@@ -1,16 +1,22 @@
-//! `bench-report BENCH_ELF GAME_ELF KEYS OUT.md CHART.png`: runs the benchmark ROM until it prints `@@done`, plays
-//! the game on the key script for two minutes, then writes the tables as Markdown and the chart as a PNG, and
-//! prints the tables. `bench-report record …` records the game's heap
-//! traffic for the benchmark to replay (see `record.rs`).
+//! `bench-report ARM_ELF THUMB_ELF GAME_ELF KEYS OUT.md CHART.png MAP.png`: runs the benchmark ROM's two builds
+//! (ARM in IWRAM, Thumb in ROM) until each prints `@@done`, plays the game on the key script for two minutes,
+//! then writes the report as Markdown with the goal table, the chart and the heap map as PNGs, and prints the
+//! report. `bench-report record …` records the game's heap traffic as a trace (`record.rs`);
+//! `bench-report traces DIR` writes the generated traces (`traces.rs`).
 //!
 //! The ROM's lines (besides the `@@panic` and `@@done` of every StackShot ROM):
 //! - `@@table ID|TITLE|COLUMN|COLUMN...` starts a table;
 //! - `@@row ID|CELL|CELL...` adds a row to it;
 //! - `@@note ID|TEXT` adds to the paragraph under it (lines are at most 255 bytes, so a note takes several);
-//! - `@@bar CATEGORY|SERIES|CYCLES` adds a bar to the chart (bars grouped by category, one colour a series).
+//! - `@@bar CATEGORY|SERIES|CYCLES` adds a bar to the chart (bars grouped by category, one colour a series);
+//! - `@@map TRACE|ALLOCATOR|EVENTS` adds to where an allocator put a trace's blocks (`map.rs`).
 
 mod chart;
+mod goals;
+mod map;
 mod record;
+mod trace_file;
+mod traces;
 
 use harness::elf::Elf;
 use harness::emulator::{CYCLES_PER_FRAME, Emulator};
@@ -21,16 +27,31 @@ use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// The benchmark ROM may run for this many frames (about 10 minutes of GBA time) before it counts as hung.
+/// A benchmark ROM may run for this many frames (about 10 minutes of GBA time) before it counts as hung.
 const FRAME_LIMIT: u64 = 36_000;
 
 #[derive(Default)]
-struct Table {
-    id: String,
-    title: String,
-    columns: Vec<String>,
-    rows: Vec<Vec<String>>,
-    notes: Vec<String>,
+pub struct Table {
+    pub id: String,
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub notes: Vec<String>,
+}
+
+impl Table {
+    /// The cell of `row` (named by its first cell) in `column`.
+    pub fn cell(&self, row: &str, column: &str) -> Result<&str, String> {
+        let c = self.columns.iter().position(|c| c == column).ok_or(format!("table {}: no column {column}", self.id))?;
+        let r = self.rows.iter().find(|r| r[0] == row).ok_or(format!("table {}: no row {row}", self.id))?;
+        r.get(c).map(String::as_str).ok_or(format!("table {}: row {row} is short", self.id))
+    }
+
+    /// The number in that cell.
+    pub fn number(&self, row: &str, column: &str) -> Result<u32, String> {
+        let cell = self.cell(row, column)?;
+        cell.parse().map_err(|_| format!("table {}: `{cell}` ({row}, {column}) is not a number", self.id))
+    }
 }
 
 pub struct Bar {
@@ -39,19 +60,33 @@ pub struct Bar {
     pub cycles: f64,
 }
 
+/// What one build of the benchmark ROM printed.
+pub struct Build {
+    pub name: &'static str,
+    pub tables: Vec<Table>,
+    pub bars: Vec<Bar>,
+    pub maps: Vec<map::Placements>,
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.as_slice() {
-        [record, elf, script, frames, out] if record == "record" => match frames.parse() {
-            Ok(frames) => record::record(Path::new(elf), Path::new(script), frames, Path::new(out)),
+        [record, kind, elf, script, frames, out] if record == "record" => match frames.parse() {
+            Ok(frames) => record::record(kind, Path::new(elf), Path::new(script), frames, Path::new(out)),
             Err(_) => Err(format!("FRAMES `{frames}` is not a number")),
         },
-        [rom, game, keys, markdown, png] => {
-            run(Path::new(rom), Path::new(game), Path::new(keys), Path::new(markdown), Path::new(png))
-        }
+        [traces, dir] if traces == "traces" => traces::write(Path::new(dir)),
+        [arm, thumb, game, keys, markdown, chart, map] => run(
+            [Path::new(arm), Path::new(thumb)],
+            Path::new(game),
+            Path::new(keys),
+            [Path::new(markdown), Path::new(chart), Path::new(map)],
+        ),
         _ => {
             eprintln!(
-                "usage: bench-report BENCH_ELF GAME_ELF KEYS OUT.md CHART.png | bench-report record ELF SCRIPT FRAMES OUT.txt"
+                "usage: bench-report ARM_ELF THUMB_ELF GAME_ELF KEYS OUT.md CHART.png MAP.png\n\
+                 \x20      bench-report record ai|bullet-hell ELF SCRIPT FRAMES OUT.txt\n\
+                 \x20      bench-report traces DIR"
             );
             return ExitCode::from(2);
         }
@@ -65,37 +100,65 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(rom: &Path, game: &Path, keys: &Path, markdown: &Path, png: &Path) -> Result<(), String> {
-    let (mut tables, bars) = collect(rom)?;
-    tables.push(game_frames(game, keys)?);
+fn run([arm, thumb]: [&Path; 2], game: &Path, keys: &Path, [markdown, chart_png, map_png]: [&Path; 3]) -> Result<(), String> {
+    let builds = [collect("ARM/IWRAM", arm)?, collect("Thumb/ROM", thumb)?];
+    let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
     let mut text = String::from("# Benchmarks\n\n");
     text += "Measured by `make bench`: the benchmark ROM (`bench/`) runs in the headless mGBA harness, which models \
              the GBA's ARM7TDMI at 16.78 MHz with its memory wait states; every figure is a count of CPU cycles or \
              bytes, exactly reproducible. The ROM is built with `opt-level = 3`, LTO, and the GBATEK-recommended \
-             wait states (ROM 3/1 with prefetch). Each table says what ran as ARM in IWRAM and what as Thumb in ROM.\n\n";
-    let chart_name = png.file_name().and_then(|n| n.to_str()).unwrap_or("benchmarks.png");
-    writeln!(text, "![median cycles per operation]({chart_name})\n").unwrap();
-    for table in &tables {
-        text += &render(table);
+             wait states (ROM 3/1 with prefetch).\n\n";
+    text += "Every allocator, ours and the peers, is measured in the same two builds, and compared only within one. \
+             In each, an operation is inlined whole into the timing function of that build, so that a figure is \
+             the allocator's own code and not a call from elsewhere. The data (the pools, the 4 KB heap region, \
+             slab's and thunderdome's storage) is in IWRAM in both.\n\n\
+             - **ARM/IWRAM** (`cargo build --profile bench-arm --features arm-iwram -p stackshot-bench`): the timing \
+             function is ARM code in IWRAM, and so is everything inlined into it. LLVM will not inline Thumb code \
+             into an ARM function, so rustc's MIR inliner does it first, forced (`-Zinline-mir` with raised \
+             thresholds, and `-Zcross-crate-inline-threshold=always` for the peers' crates: the profiles in \
+             `Cargo.toml`). The benchmark crate itself is ARM code, so that what rustc instantiates in it for the \
+             inlined code is ARM too. Our heap's two shared tree functions are ARM functions in IWRAM (the crate's \
+             `iwram` feature), called as in the game; the count-leading-zeros helper that talc and rlsf call \
+             (`__clzsi2`) is an ARM function in IWRAM (`bench/src/helpers.rs`). \
+             `tools/harness/tests/bench_paths.rs` reads this build's ELF and fails if a timed function reaches ROM \
+             other than on a panic's path (which stops the run): linked_list_allocator's free and slab's and \
+             thunderdome's code keep such paths. The one other call into ROM left is slab's and thunderdome's \
+             `RawVec::grow_one`, which grows their storage; it costs nothing here, as their storage is reserved \
+             up front and no measured operation grows it (checked).\n\
+             - **Thumb/ROM** (`--profile bench-thumb`, no feature): the same, all Thumb code in ROM, our heap's \
+             tree functions and compiler_builtins' `__clzsi2` included.\n\n";
+    writeln!(text, "![median cycles per operation, ARM/IWRAM build]({})\n", name(chart_png)).unwrap();
+    for build in &builds {
+        writeln!(text, "## {} build\n", build.name).unwrap();
+        for table in &build.tables {
+            text += &render(table, "###");
+        }
     }
+    let pictured = map::draw(map_png, &builds[0])?;
+    writeln!(text, "## The heap over time\n\n{pictured}\n\n![heap map]({})\n", name(map_png)).unwrap();
+    text += "## Goals\n\nEach compares figures of one build only.\n\n";
+    for table in goals::tables(&builds)? {
+        text += &render(&table, "###");
+    }
+    text += &render(&game_frames(game, keys)?, "##");
     std::fs::write(markdown, &text).map_err(|e| format!("{}: {e}", markdown.display()))?;
-    chart::draw(png, &bars)?;
+    chart::draw(chart_png, &builds[0].bars)?;
     print!("{text}");
-    println!("wrote {} and {}", markdown.display(), png.display());
+    println!("wrote {}, {} and {}", markdown.display(), chart_png.display(), map_png.display());
     Ok(())
 }
 
-fn collect(rom: &Path) -> Result<(Vec<Table>, Vec<Bar>), String> {
+/// Runs one build of the benchmark ROM to its `@@done` and gathers what it printed.
+fn collect(name: &'static str, rom: &Path) -> Result<Build, String> {
     let mut emu = Emulator::open(rom)?;
-    let mut tables: Vec<Table> = Vec::new();
-    let mut bars = Vec::new();
+    let mut build = Build { name, tables: Vec::new(), bars: Vec::new(), maps: Vec::new() };
     while emu.frames() < FRAME_LIMIT {
         emu.run_frame();
         for line in emu.take_log() {
             let text = line.text;
             match Message::parse(&text) {
-                Message::Done => return Ok((tables, bars)),
-                Message::Panic(message) => return Err(format!("the benchmark ROM panicked {message}")),
+                Message::Done => return Ok(build),
+                Message::Panic(message) => return Err(format!("the {name} benchmark ROM panicked {message}")),
                 _ => {}
             }
             let Some((kind, rest)) = text.strip_prefix("@@").and_then(|t| t.split_once(' ')) else {
@@ -103,29 +166,31 @@ fn collect(rom: &Path) -> Result<(Vec<Table>, Vec<Bar>), String> {
                 continue;
             };
             let fields: Vec<String> = rest.split('|').map(str::to_string).collect();
-            let table = |tables: &mut Vec<Table>, id: &str| tables.iter_mut().position(|t| t.id == id);
+            let tables = &mut build.tables;
+            let mut table = |id: &str| tables.iter_mut().position(|t| t.id == id).ok_or(format!("unknown table {id} in `{text}`"));
             match (kind, fields.as_slice()) {
                 ("table", [id, title, columns @ ..]) => {
-                    tables.push(Table { id: id.clone(), title: title.clone(), columns: columns.to_vec(), ..Table::default() })
+                    build.tables.push(Table { id: id.clone(), title: title.clone(), columns: columns.to_vec(), ..Table::default() })
                 }
                 ("row", [id, cells @ ..]) => {
-                    let i = table(&mut tables, id).ok_or_else(|| format!("a row for unknown table {id}"))?;
-                    tables[i].rows.push(cells.to_vec());
+                    let i = table(id)?;
+                    build.tables[i].rows.push(cells.to_vec());
                 }
                 ("note", [id, note]) => {
-                    let i = table(&mut tables, id).ok_or_else(|| format!("a note for unknown table {id}"))?;
-                    tables[i].notes.push(note.clone());
+                    let i = table(id)?;
+                    build.tables[i].notes.push(note.clone());
                 }
-                ("bar", [category, series, cycles]) => bars.push(Bar {
+                ("bar", [category, series, cycles]) => build.bars.push(Bar {
                     category: category.clone(),
                     series: series.clone(),
                     cycles: cycles.parse().map_err(|_| format!("bad bar value in `{text}`"))?,
                 }),
+                ("map", [trace, allocator, events]) => map::add(&mut build.maps, trace, allocator, events)?,
                 _ => return Err(format!("cannot read `{text}`")),
             }
         }
     }
-    Err(format!("no @@done within {FRAME_LIMIT} frames"))
+    Err(format!("the {name} ROM printed no @@done within {FRAME_LIMIT} frames"))
 }
 
 /// Frames of the game session: two minutes.
@@ -172,8 +237,14 @@ fn game_frames(elf: &Path, keys: &Path) -> Result<Table, String> {
     })
 }
 
-fn render(table: &Table) -> String {
-    let mut out = format!("## {}\n\n| {} |\n|{}\n", table.title, table.columns.join(" | "), " --- |".repeat(table.columns.len()));
+/// A table as Markdown under a heading of `level` (`##`, `###`).
+pub fn render(table: &Table, level: &str) -> String {
+    let mut out = format!(
+        "{level} {}\n\n| {} |\n|{}\n",
+        table.title,
+        table.columns.join(" | "),
+        " --- |".repeat(table.columns.len())
+    );
     for row in &table.rows {
         writeln!(out, "| {} |", row.join(" | ")).unwrap();
     }

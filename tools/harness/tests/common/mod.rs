@@ -27,3 +27,8 @@ pub fn gba_quickstart() -> PathBuf {
 pub fn agb_quickstart() -> PathBuf {
     built("crates/examples/agb-quickstart/target/thumbv4t-none-eabi/release/agb-quickstart")
 }
+
+/// The benchmark ROM's ARM/IWRAM build (`make bench-arm`).
+pub fn bench_elf() -> PathBuf {
+    built("target/thumbv4t-none-eabi/bench-arm/stackshot-bench")
+}
