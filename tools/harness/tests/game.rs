@@ -3,131 +3,11 @@
 //! of random play on the debug build with the allocators checked every frame.
 mod common;
 
-use harness::elf::Elf;
+use common::{Game, SHIP_TILE, debug_elf, key, objects, play};
 use harness::emulator::{CYCLES_PER_FRAME, Emulator, HEIGHT, WIDTH};
-use harness::keys::{Script, bit};
-use harness::protocol::Message;
-use std::path::{Path, PathBuf};
-use harness::telemetry::{Probe, Telemetry, state};
-
-fn key(name: &str) -> u32 {
-    bit(name).unwrap()
-}
-
-/// A ROM running, with its telemetry.
-struct Game {
-    emu: Emulator,
-    probe: Probe,
-}
-
-impl Game {
-    fn open(rom: &Path, elf: &Path) -> Game {
-        Game { emu: Emulator::open(rom).unwrap(), probe: Probe::new(&Elf::read(elf).unwrap()).unwrap() }
-    }
-
-    fn release() -> Game {
-        Game::open(&common::rom(), &common::elf())
-    }
-
-    /// Runs one frame holding `keys`; panics if the ROM panicked.
-    fn frame(&mut self, keys: u32) -> Telemetry {
-        self.emu.set_keys(keys);
-        self.emu.run_frame();
-        for line in self.emu.take_log() {
-            if let Message::Panic(_) = Message::parse(&line.text) {
-                panic!("frame {}: {}", self.emu.frames(), line.text);
-            }
-        }
-        self.probe.read(&self.emu)
-    }
-
-    /// Runs `script` from the current frame to its end, and two frames more for the game to act on the last
-    /// keys (it reads them at the start of its next frame); returns the last telemetry.
-    fn script(&mut self, script: &Script) -> Telemetry {
-        let mut t = Telemetry::default();
-        while self.emu.frames() <= script.last_frame() + 2 {
-            let keys = script.keys_at(self.emu.frames());
-            t = self.frame(keys);
-        }
-        t
-    }
-}
-
-/// One sprite on screen, from OAM: its centre and its first tile (which tells what it is).
-#[derive(Clone, Copy, Debug)]
-struct Object {
-    x: i32,
-    y: i32,
-    tile: u16,
-}
-
-/// The visible sprites, from OAM.
-fn objects(emu: &Emulator) -> Vec<Object> {
-    (0..128u32)
-        .filter_map(|i| {
-            let (a0, a1, a2) = (emu.read16(0x0700_0000 + 8 * i), emu.read16(0x0700_0002 + 8 * i), emu.read16(0x0700_0004 + 8 * i));
-            if a0 & 0x0300 == 0x0200 {
-                return None;
-            }
-            let size = [8, 16, 32, 64][usize::from(a1 >> 14)];
-            let (mut x, mut y) = (i32::from(a1 & 0x1FF), i32::from(a0 & 0xFF));
-            if x >= 240 {
-                x -= 512;
-            }
-            if y >= 160 {
-                y -= 256;
-            }
-            Some(Object { x: x + size / 2, y: y + size / 2, tile: a2 & 0x3FF })
-        })
-        .collect()
-}
-
-/// First tiles of the art (build.rs lays the sprites out in name order): what the bot tells apart.
-const SHIP_TILE: u16 = 39;
-const ENEMY_BULLET_TILE: u16 = 24;
-const ENEMY_TILES: [u16; 5] = [0, 16, 20, 29, 35];
-
-/// A player that reads the screen: fires all the time, moves under the nearest enemy, sidesteps what comes at
-/// it and bombs when cornered. It scores, and dies now and then. Returns the keys for this frame.
-fn bot(emu: &Emulator, t: &Telemetry) -> u32 {
-    let objects = objects(emu);
-    let Some(ship) = objects.iter().find(|o| o.tile == SHIP_TILE).copied() else { return key("A") };
-    let mut keys = key("A");
-    let threats: Vec<&Object> = objects
-        .iter()
-        .filter(|o| o.tile == ENEMY_BULLET_TILE || ENEMY_TILES.contains(&o.tile))
-        .filter(|o| (o.x - ship.x).abs() < 22 && o.y < ship.y + 12 && o.y > ship.y - 44)
-        .collect();
-    if let Some(near) = threats.iter().min_by_key(|o| (o.x - ship.x).abs() + (ship.y - o.y).abs()) {
-        let close = (near.x - ship.x).abs() < 7 && (ship.y - near.y).abs() < 10;
-        if close && t.bombs > 0 && threats.len() > 2 {
-            keys |= key("B");
-        }
-        let go_left = if ship.x < 24 { false } else if ship.x > 216 { true } else { near.x >= ship.x };
-        keys |= if go_left { key("LEFT") } else { key("RIGHT") };
-        if near.y > ship.y - 16 && ship.y < 140 {
-            keys |= key("DOWN");
-        }
-    } else if let Some(prey) = objects.iter().filter(|o| ENEMY_TILES.contains(&o.tile)).min_by_key(|o| (o.x - ship.x).abs()) {
-        if prey.x < ship.x - 2 {
-            keys |= key("LEFT");
-        } else if prey.x > ship.x + 2 {
-            keys |= key("RIGHT");
-        }
-        if ship.y < 130 {
-            keys |= key("DOWN");
-        }
-    }
-    keys
-}
-
-/// The game built with debug assertions (the `soak` profile: release code, `cfg(debug_assertions)` on), whose
-/// every frame checks every pool's and the heap's invariants.
-fn debug_elf() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/thumbv4t-none-eabi/soak/stackshot");
-    assert!(path.exists(), "{} is missing: `cargo build --profile soak` at the root (make test does)", path.display());
-    path
-}
+use harness::keys::Script;
+use harness::telemetry::state;
+use std::path::PathBuf;
 
 /// The ship's centre, from OAM; runs up to 8 more frames (no keys) while it blinks after a (re)spawn.
 fn ship(g: &mut Game) -> (i32, i32) {
@@ -138,25 +18,6 @@ fn ship(g: &mut Game) -> (i32, i32) {
         g.frame(0);
     }
     panic!("no ship on screen");
-}
-
-/// Plays from the title with the bot until `done` says so or `limit` frames pass; on the game-over screen it
-/// continues (A) so the session goes on. Returns the last telemetry.
-fn play(g: &mut Game, limit: u64, continues: bool, mut done: impl FnMut(u64, &Telemetry, &Emulator) -> bool) -> Telemetry {
-    let mut t = g.frame(0);
-    for n in 0..limit {
-        let keys = match t.state {
-            state::TITLE if n % 20 == 10 => key("START"),
-            state::PLAYING => bot(&g.emu, &t),
-            state::GAME_OVER if continues && n % 20 == 10 => key("A"),
-            _ => 0,
-        };
-        t = g.frame(keys);
-        if done(n, &t, &g.emu) {
-            break;
-        }
-    }
-    t
 }
 
 #[test]
