@@ -27,9 +27,10 @@ DEBUG_ELF ?= $(ELF)
 debug: rom
 	tools/debug $(DEBUG_ELF)
 
-# The allocator-state fixture ROM the gdb and overlay tests run (examples/alloc_state.rs).
+# The fixture ROMs the host tests run: the allocator state for gdb and the overlay (examples/alloc_state.rs), and
+# the faults for the crash screen (examples/faults.rs).
 fixture: setup
-	cargo build --release --example alloc_state
+	cargo build --release --example alloc_state --example faults
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate. The last line adds up every `test result:` line.

@@ -7,6 +7,7 @@
 #![cfg_attr(test, reexport_test_harness_main = "test_main")]
 
 pub mod assets;
+pub mod crash;
 pub mod cycles;
 pub mod fast;
 pub mod game;
@@ -17,6 +18,7 @@ pub mod pools;
 pub mod save;
 pub mod scratch;
 pub mod sound;
+pub mod stack;
 pub mod testing;
 pub mod text;
 pub mod trace;

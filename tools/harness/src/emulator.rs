@@ -255,11 +255,16 @@ impl Emulator {
         unsafe { shim_cycles(self.shim) }
     }
 
+    /// The last frame as 240×160 pixels in mGBA's format (XBGR8888, red in the low byte).
+    pub fn pixels(&self) -> &[u32] {
+        // SAFETY: the shim owns a WIDTH×HEIGHT pixel buffer for as long as it is open; `&self` keeps the next
+        // frame (which rewrites it) from running while the slice is borrowed.
+        unsafe { std::slice::from_raw_parts(shim_pixels(self.shim), WIDTH * HEIGHT) }
+    }
+
     /// The last frame as 240×160 RGB triples.
     pub fn screen_rgb(&self) -> Vec<u8> {
-        // SAFETY: the shim owns a WIDTH×HEIGHT pixel buffer for as long as it is open.
-        let pixels = unsafe { std::slice::from_raw_parts(shim_pixels(self.shim), WIDTH * HEIGHT) };
-        pixels.iter().flat_map(|&p| [p as u8, (p >> 8) as u8, (p >> 16) as u8]).collect()
+        self.pixels().iter().flat_map(|&p| [p as u8, (p >> 8) as u8, (p >> 16) as u8]).collect()
     }
 
     /// Writes the last frame as a PNG.

@@ -4,9 +4,10 @@
 //!
 //! The glyphs are the text layer's (`src/text.rs`): BG0's charblock, whose tile `n` draws the character
 //! `' ' + n`. A cell shows a glyph when the glyph's drawn pixels of one colour index are one colour on screen,
-//! those of different indices different colours, and at most [`STRAYS`] of its transparent pixels have one of
-//! those colours: text in any ink, on any layer, over any background (a star can show through a transparent
-//! pixel in the colour of the ink). Of the glyphs a cell shows, the one with the fewest strays is read.
+//! those of different indices different colours (but for an ink drawn in the background's own colour, as the
+//! overlay draws the shadow), and at most [`STRAYS`] of its transparent pixels have one of those colours: text
+//! in any ink, on any layer, over any background (a star can show through a transparent pixel in the colour of
+//! the ink). Of the glyphs a cell shows, the one with the fewest strays is read.
 
 use crate::emulator::{Emulator, WIDTH};
 
@@ -73,7 +74,8 @@ fn drawn(glyph: &Glyph) -> usize {
 }
 
 /// If `cell` shows `glyph` (see the module docs), its transparent pixels in an ink's colour. Index 0 is
-/// transparent.
+/// transparent. An ink in the colour of the background around it (the overlay draws the font's shadow so) is
+/// invisible and not counted; the glyph must have at least one visible ink.
 fn strays(glyph: &Glyph, cell: &[[u8; 3]]) -> Option<usize> {
     let mut ink: [Option<[u8; 3]>; 16] = [None; 16];
     for (&index, &pixel) in glyph.iter().zip(cell).filter(|(i, _)| **i != 0) {
@@ -83,9 +85,11 @@ fn strays(glyph: &Glyph, cell: &[[u8; 3]]) -> Option<usize> {
             None => ink[usize::from(index)] = Some(pixel),
         }
     }
-    let inks: Vec<[u8; 3]> = ink.iter().flatten().copied().collect();
+    let clear: Vec<[u8; 3]> = glyph.iter().zip(cell).filter(|(i, _)| **i == 0).map(|(_, p)| *p).collect();
+    let background = clear.iter().max_by_key(|c| clear.iter().filter(|d| d == c).count());
+    let inks: Vec<[u8; 3]> = ink.iter().flatten().copied().filter(|c| Some(c) != background).collect();
     let distinct = inks.iter().enumerate().all(|(i, a)| inks[i + 1..].iter().all(|b| a != b));
-    let strays = glyph.iter().zip(cell).filter(|(i, pixel)| **i == 0 && inks.contains(pixel)).count();
+    let strays = clear.iter().filter(|pixel| inks.contains(pixel)).count();
     (!inks.is_empty() && distinct && strays <= STRAYS).then_some(strays)
 }
 
@@ -121,5 +125,9 @@ mod tests {
         cell[40] = [1, 2, 3];
         assert!(shows(&glyph, &cell), "a star behind the text");
         assert!(!shows(&[0; 64], &[bg; 64]), "the space is what nothing else shows");
+        cell[9] = bg;
+        assert!(shows(&glyph, &cell), "a shadow in the background's colour");
+        cell[10] = bg;
+        assert!(!shows(&glyph, &cell), "nothing visible");
     }
 }

@@ -1,12 +1,14 @@
 //! The game played from outside, in the emulator, with scripted and generated input: scoring, game over, the
 //! high-score table across a reset, reference screenshots, a heavy two-minute session measured, and an hour
-//! of random play on the debug build with the allocators checked every frame.
+//! of random play on the debug build with the allocators checked every frame. The scripted game and the hour
+//! run twice side by side, on RAM as mGBA clears it and on dirty RAM (`common::Twins`): every frame must match.
 mod common;
 
-use common::{Game, SHIP_TILE, debug_elf, key, objects, play};
+use common::{Console, Game, SHIP_TILE, Twins, debug_elf, key, objects, play, stack_headroom};
 use harness::emulator::{CYCLES_PER_FRAME, Emulator, HEIGHT, WIDTH};
 use harness::keys::Script;
-use harness::telemetry::state;
+use harness::telemetry::{Telemetry, state};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
 /// The ship's centre, from OAM; runs up to 8 more frames (no keys) while it blinks after a (re)spawn.
@@ -127,20 +129,26 @@ fn matches_reference(emu: &Emulator, name: &str) -> Result<(), String> {
     Err(format!("{name}: {differing} pixels differ from {}; the screen is in {}", reference.display(), path.display()))
 }
 
+fn release_twins() -> Twins {
+    Twins::open(&common::rom(), &common::elf())
+}
+
+/// The scripted game (title, heavy play, game over) against the reference screenshots, on a clean and on a
+/// dirty boot that must match it frame for frame.
 #[test]
-fn screenshots_of_title_play_and_game_over_match_the_references() {
+fn the_scripted_game_shows_the_reference_screens_on_clean_and_on_dirty_ram() {
     let mut failures = Vec::new();
-    let mut g = Game::release();
+    let mut g = release_twins();
     g.script(&Script::parse("0-89 R").unwrap());
-    failures.extend(matches_reference(&g.emu, "title").err());
+    failures.extend(matches_reference(g.emu(), "title").err());
 
     // Heavy play: the first busy moment of the bot's game (deterministic: the bot reads the screen, the game
     // seeds its randomness from the frame count).
     let t = play(&mut g, 7_200, true, |_, t, _| t.state == state::PLAYING && t.enemy_bullets.now >= 20 && t.enemies.now >= 8);
     assert_eq!(t.state, state::PLAYING);
-    failures.extend(matches_reference(&g.emu, "play").err());
+    failures.extend(matches_reference(g.emu(), "play").err());
 
-    let mut g = Game::release();
+    let mut g = release_twins();
     let mut t = g.script(&Script::parse("30 START").unwrap());
     while t.state != state::GAME_OVER && t.state != state::NAME_ENTRY {
         t = g.frame(0);
@@ -148,7 +156,8 @@ fn screenshots_of_title_play_and_game_over_match_the_references() {
     for _ in 0..30 {
         g.frame(0);
     }
-    failures.extend(matches_reference(&g.emu, "gameover").err());
+    failures.extend(matches_reference(g.emu(), "gameover").err());
+    assert_eq!((t.leak_checks, t.leak_failures), (1, 0));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -169,6 +178,8 @@ fn a_heavy_two_minute_session_never_slows_down() {
     assert!(t.last_cycles > 0 && t.last_cycles <= t.max_cycles);
     assert!(u64::from(t.max_cycles) < CYCLES_PER_FRAME, "a frame took {} cycles: the game slowed down", t.max_cycles);
     assert_eq!(t.leak_failures, 0);
+    // The IWRAM budget: the deepest stack of the session (measured at each game over) and 2 KB to spare.
+    stack_headroom(&common::elf(), t.stack_peak, 2048);
 }
 
 /// xorshift32, for the soak's input.
@@ -182,14 +193,14 @@ impl Rng {
     }
 }
 
-/// An hour of emulated play (216,000 frames) with random input on the debug-assertions build: its every frame checks the
-/// allocators' invariants (a broken one panics), and every game over runs the leak check.
-#[test]
-fn an_hour_of_random_play_with_invariant_checks_leaks_nothing() {
-    let mut g = Game::open(&debug_elf(), &debug_elf());
+/// One soak session on the debug-assertions build, on a clean or a dirty boot: the telemetry and a hash of the
+/// screen after every frame.
+fn soak(dirty: bool) -> Vec<(Telemetry, u64)> {
+    let mut g = if dirty { Game::open_dirty(&debug_elf(), &debug_elf()) } else { Game::open(&debug_elf(), &debug_elf()) };
     let mut rng = Rng(0x50A6_1234);
     let mut keys = 0;
     let mut t = g.frame(0);
+    let mut trace = Vec::with_capacity(216_000);
     for n in 0..216_000u64 {
         if n % 6 == 0 {
             // Any of A, B and the d-pad; START only to leave the title or the end screens, SELECT never (the
@@ -200,10 +211,33 @@ fn an_hour_of_random_play_with_invariant_checks_leaks_nothing() {
             }
         }
         t = g.frame(keys);
+        let mut screen = DefaultHasher::new();
+        g.emu.pixels().hash(&mut screen);
+        trace.push((t, screen.finish()));
     }
-    println!("soak: {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks",
-        g.emu.frames(), t.frame, t.game_overs, t.leak_checks, t.kills, t.heap_peak, t.heap_fallbacks);
+    trace
+}
+
+/// An hour of emulated play (216,000 frames) with random input on the debug-assertions build: its every frame
+/// checks the allocators' invariants and the stack's guard (a broken one panics), and every game over runs the
+/// leak check. Twice, side by side: on a clean boot and on a dirty one, which must match it frame for frame.
+#[test]
+fn an_hour_of_random_play_with_invariant_checks_leaks_nothing_on_clean_and_on_dirty_ram() {
+    let (clean, dirty) = std::thread::scope(|s| {
+        let dirty = s.spawn(|| soak(true));
+        (soak(false), dirty.join().unwrap())
+    });
+    if let Some(frame) = (0..clean.len()).find(|&i| clean[i] != dirty[i]) {
+        let (a, b) = (&clean[frame], &dirty[frame]);
+        let what = if a.0 != b.0 { format!("telemetry {:?} / {:?}", a.0, b.0) } else { "the screen".into() };
+        panic!("frame {}: the clean and the dirty boot differ: {what}", frame + 2);
+    }
+    let t = clean.last().unwrap().0;
+    println!("soak (clean and dirty boot alike): {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks, stack peak {} B",
+        clean.len() + 1, t.frame, t.game_overs, t.leak_checks, t.kills, t.heap_peak, t.heap_fallbacks, t.stack_peak);
     assert!(t.game_overs >= 10, "only {} games in an hour: is the input reaching the game?", t.game_overs);
     assert_eq!(t.leak_checks, t.game_overs);
     assert_eq!(t.leak_failures, 0, "a game over left a pool or the heap not empty");
+    // The debug build's IWRAM holds bigger code and leaves less stack; measured every frame.
+    stack_headroom(&debug_elf(), t.stack_peak, 512);
 }

@@ -8,7 +8,7 @@
 //! different table.
 mod common;
 
-use common::{Game, key, play};
+use common::{Console, Game, key, play};
 use harness::screen;
 use harness::telemetry::state;
 

@@ -34,17 +34,45 @@ pub struct Game {
     pub probe: Probe,
 }
 
+/// What the tests drive: one frame at a time with keys, and a screen to look at.
+pub trait Console {
+    /// Runs one frame holding `keys`; panics if the ROM panicked.
+    fn frame(&mut self, keys: u32) -> Telemetry;
+    /// The console whose screen and memory the bot and the checks read.
+    fn emu(&self) -> &Emulator;
+
+    /// Runs `script` from the current frame to its end, and two frames more for the game to act on the last
+    /// keys (it reads them at the start of its next frame); returns the last telemetry.
+    fn script(&mut self, script: &Script) -> Telemetry {
+        let mut t = Telemetry::default();
+        while self.emu().frames() <= script.last_frame() + 2 {
+            let keys = script.keys_at(self.emu().frames());
+            t = self.frame(keys);
+        }
+        t
+    }
+}
+
 impl Game {
     pub fn open(rom: &Path, elf: &Path) -> Game {
         Game { emu: Emulator::open(rom).unwrap(), probe: Probe::new(&Elf::read(elf).unwrap()).unwrap() }
+    }
+
+    /// [`Game::open`] on dirty RAM (see [`Twins`]).
+    pub fn open_dirty(rom: &Path, elf: &Path) -> Game {
+        let mut g = Game::open(rom, elf);
+        g.emu.fill_ram(0xD1A7_5EED);
+        g
     }
 
     pub fn release() -> Game {
         Game::open(&rom(), &elf())
     }
 
-    /// Runs one frame holding `keys`; panics if the ROM panicked.
-    pub fn frame(&mut self, keys: u32) -> Telemetry {
+}
+
+impl Console for Game {
+    fn frame(&mut self, keys: u32) -> Telemetry {
         self.emu.set_keys(keys);
         self.emu.run_frame();
         for line in self.emu.take_log() {
@@ -55,15 +83,50 @@ impl Game {
         self.probe.read(&self.emu)
     }
 
-    /// Runs `script` from the current frame to its end, and two frames more for the game to act on the last
-    /// keys (it reads them at the start of its next frame); returns the last telemetry.
-    pub fn script(&mut self, script: &Script) -> Telemetry {
-        let mut t = Telemetry::default();
-        while self.emu.frames() <= script.last_frame() + 2 {
-            let keys = script.keys_at(self.emu.frames());
-            t = self.frame(keys);
+    fn emu(&self) -> &Emulator {
+        &self.emu
+    }
+}
+
+/// The same ROM in two consoles given the same keys: one starts on RAM as mGBA clears it, the other on EWRAM,
+/// IWRAM, palette RAM, VRAM and OAM full of a pattern (`Emulator::fill_ram`), as a flash cart's quick boot can
+/// leave them. Every frame both must show the same screen and the same telemetry.
+pub struct Twins {
+    pub clean: Game,
+    pub dirty: Game,
+}
+
+impl Twins {
+    pub fn open(rom: &Path, elf: &Path) -> Twins {
+        Twins { clean: Game::open(rom, elf), dirty: Game::open_dirty(rom, elf) }
+    }
+
+    /// Both screens as PNGs in target/screenshots/, for a look at how they differ.
+    fn keep_screens(&self, name: &str) -> String {
+        let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
+        std::fs::create_dir_all(&out).unwrap();
+        for (which, g) in [("clean", &self.clean), ("dirty", &self.dirty)] {
+            g.emu.screenshot(&out.join(format!("{name}.{which}.png"))).unwrap();
         }
-        t
+        out.join(format!("{name}.{{clean,dirty}}.png")).display().to_string()
+    }
+}
+
+impl Console for Twins {
+    fn frame(&mut self, keys: u32) -> Telemetry {
+        let (clean, dirty) = (self.clean.frame(keys), self.dirty.frame(keys));
+        let frame = self.clean.emu.frames();
+        let differing = self.clean.emu.pixels().iter().zip(self.dirty.emu.pixels()).filter(|(a, b)| a != b).count();
+        if differing > 0 {
+            let shots = self.keep_screens(&format!("dirty-ram-frame-{frame}"));
+            panic!("frame {frame}: {differing} pixels differ between the clean and the dirty boot (screens: {shots})");
+        }
+        assert_eq!(clean, dirty, "frame {frame}: the telemetry differs between the clean and the dirty boot");
+        clean
+    }
+
+    fn emu(&self) -> &Emulator {
+        &self.clean.emu
     }
 }
 
@@ -145,20 +208,33 @@ pub fn debug_elf() -> PathBuf {
 
 /// Plays from the title with the bot until `done` says so or `limit` frames pass; on the game-over screen it
 /// continues (A) so the session goes on. Returns the last telemetry.
-pub fn play(g: &mut Game, limit: u64, continues: bool, mut done: impl FnMut(u64, &Telemetry, &Emulator) -> bool) -> Telemetry {
+pub fn play(g: &mut impl Console, limit: u64, continues: bool, mut done: impl FnMut(u64, &Telemetry, &Emulator) -> bool) -> Telemetry {
     let mut t = g.frame(0);
     for n in 0..limit {
         let keys = match t.state {
             state::TITLE if n % 20 == 10 => key("START"),
-            state::PLAYING => bot(&g.emu, &t),
+            state::PLAYING => bot(g.emu(), &t),
             state::GAME_OVER if continues && n % 20 == 10 => key("A"),
             _ => 0,
         };
         t = g.frame(keys);
-        if done(n, &t, &g.emu) {
+        if done(n, &t, g.emu()) {
             break;
         }
     }
     t
 }
 
+
+/// The stack's space in `elf` (linker.ld: from `__stack_limit` up to `__stack_top`), and what is left of it
+/// above a measured `peak`: the IWRAM budget, which must keep at least `margin` bytes spare.
+pub fn stack_headroom(elf: &Path, peak: u32, margin: u32) -> u32 {
+    let elf = Elf::read(elf).unwrap();
+    let address = |name: &str| elf.address_of(name).unwrap_or_else(|| panic!("no {name} in the ELF"));
+    let space = address("__stack_top") - address("__stack_limit");
+    assert!(peak > 0 && peak <= space, "a stack peak of {peak} bytes in {space}");
+    let headroom = space - peak;
+    println!("stack: deepest {peak} B of {space} B, headroom {headroom} B");
+    assert!(headroom >= margin, "only {headroom} bytes of stack to spare (peak {peak} of {space}): IWRAM is too full");
+    headroom
+}
