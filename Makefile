@@ -17,9 +17,12 @@ rom: setup
 	cargo build --release
 	tools/.gbafix/bin/agb-gbafix $(ELF) -o $(ROM) --title STACKSHOT --gamecode SSHE --makercode 00
 	@echo "built $(ROM) ($$(stat -c %s $(ROM)) bytes) and $(ELF)"
+	@tools/budget $(ELF)
 
+# mGBA's window at SCALE times the GBA's screen (`make run SCALE=4`); the keys are printed first.
+SCALE ?= 3
 run: rom
-	tools/play $(ROM)
+	tools/play $(ROM) $(SCALE)
 
 # gdb on the game (or `make debug DEBUG_ELF=...`), served by the headless harness on 127.0.0.1:2345 only, with the
 # allocator commands of tools/gdb/ loaded. The release ELF: the code players run, with full debug info.

@@ -3,14 +3,15 @@
 //!
 //! It lives on BG1 and keeps out of the text layer's way (`src/text.rs`): its tiles are in charblock
 //! [`CHARBLOCK`] (tile 0 transparent, 1..=64 the font on a solid backdrop, then the strip and the bars), its map
-//! is screenblock [`SCREENBLOCK`], its colours BG palette bank [`PALBANK`]. Rows [`TOP`]..=19 of the screen:
+//! is screenblock [`SCREENBLOCK`], its colours BG palette bank [`PALBANK`]. Rows [`TOP`]..=18 of the screen
+//! (the HUD keeps row 19):
 //!
 //! ```text
 //! HEAP 168/3968 B 3 RUNS            <- used/capacity and free runs, counted from the map
 //! [strip: one pixel a block]        <- 3 rows of 240 pixels: free, free-run start, used, used-run end
 //! BULLETS  5/16  [bar]              <- one row a pool (at most MAX_POOLS)
 //! FRAME 43/100   [bar]              <- last frame's cycles / 280,896, in hundredths
-//! STK 812/10480  [bar]             <- the most bytes the stack has held / the bytes it may use (src/stack.rs)
+//! STK 812/10208  [bar]              <- the most bytes the stack has held / the bytes it may use (src/stack.rs)
 //! ```
 //!
 //! Off, it costs nothing: BG1 is disabled and [`draw`] returns after reading one flag. On, it measures the stack
@@ -38,7 +39,7 @@ pub const SCREENBLOCK: u16 = 30;
 /// The BG palette bank of every overlay colour (the text layer's inks are 12..=15).
 pub const PALBANK: u16 = 11;
 /// The first screen row the overlay draws on.
-pub const TOP: u16 = 11;
+pub const TOP: u16 = 10;
 /// Pools beyond this many are not shown.
 pub const MAX_POOLS: usize = 3;
 /// Screen rows of the heap strip, and the blocks (pixels) they hold.

@@ -1,16 +1,19 @@
-//! The crash screen (src/crash.rs) and the stack guard, on the fault fixture `examples/faults.rs`: each of its
-//! tests ends in a fault, and what a player would see is read from the screen's pixels (`harness::screen`) and
-//! compared with what the harness finds itself: the panic's place in the log, the pool's and the heap's state
-//! decoded from memory, the stack's space from the ELF. The screens are saved in target/crash-test/.
+//! The crash screen (src/crash.rs) and the stack guard, on the fault fixture `examples/faults.rs` (each of its
+//! tests ends in a fault) and on the game itself: what a player would see is read from the screen's pixels
+//! (`harness::screen`) and compared with what the harness finds itself: the panic's place in the log, the pools'
+//! and the heap's state decoded from memory or the game's telemetry, the stack's space from the ELF. The screens
+//! are saved in target/crash-test/.
 mod common;
 
+use common::{Game, debug_elf, play};
 use harness::alloc_state::{Counters, HeapRegion};
 use harness::elf::Elf;
 use harness::emulator::Emulator;
 use harness::protocol::{MAILBOX, MAILBOX_MAGIC, Message};
 use harness::runner::{Limits, Outcome, run_tests};
 use harness::screen;
-use std::path::PathBuf;
+use harness::telemetry::state;
+use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/thumbv4t-none-eabi/release/examples/faults");
@@ -36,9 +39,15 @@ impl Crash {
         let mut emu = Emulator::open(&fixture()).unwrap();
         emu.write32(MAILBOX, MAILBOX_MAGIC);
         emu.write32(MAILBOX + 4, index as u32);
+        Crash::after(emu, &format!("fault-{index}"))
+    }
+
+    /// Runs `emu` to its panic and reads the screen; saves it as target/crash-test/NAME.png.
+    fn after(mut emu: Emulator, name: &str) -> Crash {
         let mut panic = None;
+        let start = emu.frames();
         while panic.is_none() {
-            assert!(emu.frames() < 300, "fault {index}: no panic within 300 frames");
+            assert!(emu.frames() - start < 300, "{name}: no panic within 300 frames");
             emu.run_frame();
             panic = emu.take_log().iter().find_map(|l| match Message::parse(&l.text) {
                 Message::Panic(p) => Some(p.to_string()),
@@ -50,9 +59,9 @@ impl Crash {
         emu.run_frame();
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/crash-test");
         std::fs::create_dir_all(&dir).unwrap();
-        emu.screenshot(&dir.join(format!("fault-{index}.png"))).unwrap();
+        emu.screenshot(&dir.join(format!("{name}.png"))).unwrap();
         let lines = screen::text(&emu);
-        println!("fault {index}:\n{}", screen::dump(&lines));
+        println!("{name}:\n{}", screen::dump(&lines));
         Crash { lines, panic: panic.unwrap(), emu }
     }
 
@@ -82,9 +91,7 @@ impl Crash {
 
     /// The fixture's heap, decoded from memory by the harness (not by the ROM).
     fn heap(&self) -> HeapRegion {
-        let elf = Elf::read(&fixture()).unwrap();
-        let region = elf.symbol("REGION").expect("the fixture's REGION");
-        HeapRegion::read(&self.emu, region.address, region.size as usize)
+        heap_region(&self.emu, &fixture(), "REGION")
     }
 
     /// Bytes in use, free runs and the largest free run, from the decoded map.
@@ -101,7 +108,14 @@ impl Crash {
     }
 }
 
-/// The stack's space, from the ELF's symbols.
+/// The heap region at the symbol `name` of `elf`, decoded from memory.
+fn heap_region(emu: &Emulator, elf: &Path, name: &str) -> HeapRegion {
+    let elf = Elf::read(elf).unwrap();
+    let region = elf.symbol(name).unwrap_or_else(|| panic!("no {name} in the ELF"));
+    HeapRegion::read(emu, region.address, region.size as usize)
+}
+
+/// The stack's space, from the fixture's symbols.
 fn stack_space() -> u32 {
     let elf = Elf::read(&fixture()).unwrap();
     let address = |name: &str| elf.address_of(name).unwrap_or_else(|| panic!("no {name} in the fixture"));
@@ -174,4 +188,40 @@ fn a_recursion_too_deep_is_caught_by_the_guard_with_a_clear_message() {
     assert!(crash.shows("STACK OVERFLOW: THE STACK GREW PAST ITS LIMIT"), "{}", crash.text());
     let space = stack_space();
     assert_eq!(crash.line("STACK "), format!("STACK {space}/{space} B OVERFLOWED"), "the whole stack was used");
+}
+
+/// The game's own crash screen: the debug build (which checks its allocators every frame) played for a while,
+/// then a stray write into the AI heap's last block. The next frame's check panics, and the screen lists every
+/// pool the game watches with the use its telemetry reported that frame, and names the broken heap.
+#[test]
+fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
+    let mut g = Game::open(&debug_elf(), &debug_elf());
+    let t = play(&mut g, 3_000, false, |n, t, _| n > 600 && t.state == state::PLAYING && t.enemy_bullets.now >= 8);
+    assert_eq!(t.state, state::PLAYING);
+    let region = heap_region(&g.emu, &debug_elf(), "AI_REGION");
+    let last = region.base + (region.end - 1) * 8;
+    assert!(!region.runs().last().unwrap().used, "the heap's last run is free");
+    // The size the run repeats in its last block (bytes 6 and 7): 1 instead of the run's length.
+    g.emu.write8(last + 6, 1);
+    g.emu.write8(last + 7, 0);
+    g.emu.set_keys(0);
+    let probe = g.probe;
+    let crash = Crash::after(g.emu, "game");
+    let t = probe.read(&crash.emu);
+    for (name, pool, capacity) in [
+        ("SHOTS", t.player_bullets, 48),
+        ("BULLETS", t.enemy_bullets, 192),
+        ("SPARKS", t.particles, 96),
+        ("ENEMIES", t.enemies, 32),
+        ("ITEMS", t.pickups, 8),
+        ("SPRITES", t.sprite_slots, 128),
+    ] {
+        assert!(crash.shows(&format!("{name} {}/{capacity}", pool.now)), "{name} {}/{capacity}:\n{}", pool.now, crash.text());
+    }
+    assert!(crash.panic.contains("AI heap: invariant broken"), "{}", crash.panic);
+    let heap = heap_region(&crash.emu, &debug_elf(), "AI_REGION");
+    let used: u32 = heap.runs().iter().filter(|r| r.used).map(|r| r.blocks * 8).sum();
+    assert_eq!(crash.line("HEAP"), format!("HEAP {used}/{} B BROKEN:", (heap.end - heap.first) * 8));
+    assert!(crash.shows(&format!("SIZECOPY AT BLOCK {}", heap.end - 1)), "{}", crash.text());
+    assert!(crash.line("STACK ").ends_with("GUARD OK"));
 }

@@ -182,6 +182,26 @@ fn a_heavy_two_minute_session_never_slows_down() {
     stack_headroom(&common::elf(), t.stack_peak, 2048);
 }
 
+/// WAITCNT (GBATEK): the cartridge's wait states, and bit 14, the prefetch buffer.
+const WAITCNT: u32 = 0x0400_0204;
+const PREFETCH: u16 = 1 << 14;
+
+/// The heavy session again with the cartridge's prefetch buffer off and the ROM's wait states kept (3 and 1,
+/// as `__start` sets them): mGBA's model of the prefetch buffer is approximate, and on hardware it can only make
+/// ROM code faster than this, so this is the frame budget's safe side (docs/timing.md).
+#[test]
+fn a_heavy_session_without_the_prefetch_buffer_still_fits_the_frame() {
+    let mut g = Game::release();
+    g.frame(0);
+    let waitcnt = g.emu.read16(WAITCNT);
+    assert_ne!(waitcnt & PREFETCH, 0, "the ROM runs with the prefetch buffer on: WAITCNT {waitcnt:#06x}");
+    g.emu.write32(WAITCNT, u32::from(waitcnt & !PREFETCH));
+    let t = play(&mut g, 7_200, true, |_, _, _| false);
+    assert_eq!(g.emu.read16(WAITCNT), waitcnt & !PREFETCH, "the ROM turned the prefetch buffer back on");
+    println!("without prefetch: {} game overs, score {}, max frame {} cycles = {:.1}% of {CYCLES_PER_FRAME}", t.game_overs, t.score, t.max_cycles, share(t.max_cycles));
+    assert!(u64::from(t.max_cycles) < CYCLES_PER_FRAME, "a frame took {} cycles without prefetch", t.max_cycles);
+}
+
 /// xorshift32, for the soak's input.
 struct Rng(u32);
 impl Rng {

@@ -11,7 +11,7 @@ use harness::screen;
 use std::path::PathBuf;
 
 /// From src/overlay.rs: the first row, the palette bank and colour indices, the bar's first column.
-const TOP: usize = 11;
+const TOP: usize = 10;
 const PALBANK: u32 = 11;
 const FREE: u32 = 4;
 const FREE_START: u32 = 5;
