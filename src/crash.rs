@@ -4,17 +4,23 @@
 //!
 //! ```text
 //! STACKSHOT HAS CRASHED
-//! BULLETS 3/16 WAS A DOUBLE FREE      <- the message, wrapped
-//! AT SRC/GAME/MOD.RS:212
-//! SHOTS     3/48  BULLETS  36/192     <- every watched pool: in use / capacity
-//! HEAP 376/3968 B IN 5 RUNS           <- used / capacity, free runs
-//! LARGEST FREE 3200 B FAILED 0
-//! STACK 812/10480 B GUARD OK          <- high-water mark / space, the guard's canary
+//!
+//! AI HEAP: INVARIANT BROKEN: ...      <- the message, wrapped between words (rows 2-6)
+//! AT SRC/GAME/MEMORY.RS:160           <- file:line (rows 7-8; a long path keeps its end)
+//!
+//! SHOTS   3/48   BULLETS 8/192        <- every watched pool: in use / capacity, two a row
+//! HEAP 88/3968 B FREE RUNS 1          <- used / capacity, free runs
+//! LARGEST FREE 3768 B FAILED 0        <- (a broken heap: the invariant and block, then the map's figures)
+//! STACK 2292/3032 B GUARD OK          <- high-water mark / space, and the guard's canary
+//!
+//! PLEASE REPORT THIS SCREEN
 //! ```
 //!
 //! It is drawn from any state, including a panic inside an allocator call, so it reads and never waits:
-//! - it allocates nothing (this crate has no allocator) and uses only ROM code (the font is loaded anew, the
-//!   map cleared a row at a time, no ARM routine in IWRAM that a stray write could have damaged);
+//! - it allocates nothing (this crate has no allocator) and runs from ROM, which no stray write can damage: the
+//!   font is loaded anew and the map cleared a row at a time without the IWRAM `fill_words`. The one routine in
+//!   IWRAM it calls is the stack's high-water scan, at the bottom of IWRAM, the last place an overflowing stack
+//!   reaches;
 //! - it reaches the allocators through a registry that `watch_pool`/`watch_heap` fill at start-up and that
 //!   carries a checksum: a registry that a stray write or a stack overflow damaged is not followed;
 //! - a pool's use comes from its own counter; the heap is read through its `Heap` directly, never through a
