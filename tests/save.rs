@@ -53,13 +53,18 @@ fn stores_alternate_between_the_copies_and_the_newest_loads() {
     assert_eq!(save::read_copy(1).map(|c| c.table), Ok(tables[1]));
 }
 
-#[test_case]
-fn any_damaged_byte_of_the_newest_copy_loads_the_older_table() {
+/// Blank SRAM, then two tables stored: the older, the newest, and the index of the newest's copy.
+fn two_saves() -> (HighScores, HighScores, usize) {
     let (older, newest) = (a_played_table(*b"OLD"), a_played_table(*b"NEW"));
     blank();
     save::store(&older);
     save::store(&newest);
-    let (index, _) = save::current().unwrap();
+    (older, newest, save::current().unwrap().0)
+}
+
+#[test_case]
+fn any_damaged_byte_of_the_newest_copy_loads_the_older_table() {
+    let (older, newest, index) = two_saves();
     for offset in index * COPY_STRIDE..index * COPY_STRIDE + RECORD_BYTES {
         for flip in [0x01, 0x80, 0xFF] {
             let good = sram_byte(offset);
@@ -79,11 +84,7 @@ fn any_damaged_byte_of_the_newest_copy_loads_the_older_table() {
 
 #[test_case]
 fn a_damaged_older_copy_is_passed_over_and_both_damaged_load_the_defaults() {
-    let (older, newest) = (a_played_table(*b"OLD"), a_played_table(*b"NEW"));
-    blank();
-    save::store(&older);
-    save::store(&newest);
-    let (index, _) = save::current().unwrap();
+    let (older, newest, index) = two_saves();
     let other = (1 - index) * COPY_STRIDE;
     set_sram_byte(other + 10, sram_byte(other + 10) ^ 0x40);
     assert_eq!(save::load(), newest);
