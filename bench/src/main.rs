@@ -15,13 +15,14 @@ mod traces;
 use core::mem::MaybeUninit;
 use pools::{Arena, Borrowed, Medians, SLOTS, Slab};
 use stackshot_alloc::heap::{Heap, LockedHeap};
+use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::{IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack, FlagPool};
 use stats::Samples;
 use traces::Trace;
 
 /// `slab` and `thunderdome` need a global allocator: our tree-heap over 4 KB of IWRAM, like their peers' data.
 #[global_allocator]
-static GLOBAL: LockedHeap<'static> = LockedHeap::new();
+static GLOBAL: LockedHeap<'static, IrqLock> = LockedHeap::new();
 static mut GLOBAL_REGION: heaps::Region = heaps::Region([MaybeUninit::uninit(); heaps::REGION_BYTES]);
 
 /// Big buffers live in EWRAM: IWRAM (32 KB) holds the stack, the code under test and the data it works on.
@@ -192,5 +193,5 @@ fn pool_suite(allocs: &mut Samples<2048>, frees: &mut Samples<2048>, borrowed: &
 }
 
 fn global_used() -> usize {
-    GLOBAL.lock(|heap| heap.stats().used_bytes as usize).expect("the global heap is set up")
+    GLOBAL.with(|heap| heap.stats().used_bytes as usize).expect("the global heap is set up")
 }

@@ -1,107 +1,257 @@
-//! [`LockedHeap`]: a [`Heap`] behind `&self`, for `core::alloc::Allocator` (`Box::new_in`,
-//! `Vec::with_capacity_in`) and `GlobalAlloc` (`#[global_allocator]`).
+//! [`LockedHeap`]: a [`Heap`] behind `&self` and a lock, for `GlobalAlloc` (`#[global_allocator]`), the typed
+//! owner [`HeapBox`](super::HeapBox), and with the `allocator-api` feature (nightly) `core::alloc::Allocator`
+//! (`Box::new_in`, `Vec::with_capacity_in`).
 //!
-//! The "lock" is a busy flag, not an atomic: it is for a single-core machine (the GBA) where interrupt
-//! handlers do not allocate. A call that finds the flag set (re-entry) fails like a full heap instead of
-//! corrupting the heap.
+//! The lock is any [`lock_api::RawMutex`]: on the GBA [`IrqLock`](crate::irq::IrqLock) (feature `gba`), which
+//! masks interrupts for the length of each call; on the host a spin lock or a parking mutex. The heap inside
+//! is reached mutably only by this module's own allocate, resize and free paths; users see it read-only
+//! through [`LockedHeap::with`], so safe code cannot free a block that a `Box` still owns.
 
 use super::Heap;
-use core::alloc::{AllocError, Allocator, GlobalAlloc, Layout};
-use core::cell::{Cell, UnsafeCell};
+use core::alloc::{GlobalAlloc, Layout};
+#[cfg(feature = "allocator-api")]
+use core::alloc::{AllocError, Allocator};
+use core::cell::UnsafeCell;
 use core::ptr::{self, NonNull};
+use lock_api::RawMutex;
 
-/// A heap usable through a shared reference: `static HEAP: LockedHeap<'static> = LockedHeap::new();` then
-/// `HEAP.init(heap)` once at start-up.
-pub struct LockedHeap<'a> {
+/// A heap usable through a shared reference:
+/// `static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();` then `HEAP.init(heap)` once at start-up.
+pub struct LockedHeap<'a, L: RawMutex> {
+    lock: L,
     heap: UnsafeCell<Option<Heap<'a>>>,
-    busy: Cell<bool>,
 }
 
-// SAFETY: the GBA has one core, and the heap must not be used from interrupt handlers (documented above), so
-// two calls never overlap except by re-entry from inside a call, which `busy` turns away before any access.
-unsafe impl Sync for LockedHeap<'_> {}
+// SAFETY: every access to `heap` happens while `lock` is held (see `locked`), and `RawMutex` promises that
+// only one holder at a time exists, whatever thread or interrupt context it runs on; `Heap` is `Send`, so it
+// may be reached from whichever of them holds the lock.
+unsafe impl<L: RawMutex + Sync> Sync for LockedHeap<'_, L> {}
 
-impl Default for LockedHeap<'_> {
+/// Why [`LockedHeap::with`] could not look at the heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockError {
+    /// [`LockedHeap::init`] has not installed a heap yet.
+    NotInitialised,
+    /// The lock is held: by another thread, or by the caller itself (a `with` inside a `with`).
+    Busy,
+}
+
+impl<L: RawMutex> Default for LockedHeap<'_, L> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<'a> LockedHeap<'a> {
+/// Releases the lock when dropped, also while a panic unwinds through the locked section.
+struct Unlock<'l, L: RawMutex>(&'l L);
+
+impl<L: RawMutex> Drop for Unlock<'_, L> {
+    fn drop(&mut self) {
+        // SAFETY: an `Unlock` is made only right after the lock was taken, once, in this context.
+        unsafe { self.0.unlock() }
+    }
+}
+
+impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// An adapter with no heap yet: every request fails until [`init`](Self::init).
     pub const fn new() -> Self {
-        LockedHeap { heap: UnsafeCell::new(None), busy: Cell::new(false) }
+        LockedHeap { lock: L::INIT, heap: UnsafeCell::new(None) }
     }
 
     /// Installs `heap` if none is installed yet; otherwise hands it back (allocations from the first heap would
     /// otherwise dangle).
     pub fn init(&self, heap: Heap<'a>) -> Result<(), Heap<'a>> {
-        match self.with(|slot| slot.is_none()) {
-            Some(true) => {}
-            _ => return Err(heap),
-        }
-        self.with(|slot| *slot = Some(heap));
-        Ok(())
-    }
-
-    /// Runs `f` on the installed heap; `None` if there is none or the heap is busy (re-entry).
-    pub fn lock<R>(&self, f: impl FnOnce(&mut Heap<'a>) -> R) -> Option<R> {
-        match self.with(|slot| slot.as_mut().map(f)) {
-            Some(Some(r)) => Some(r),
-            _ => None,
+        let mut heap = Some(heap);
+        self.locked(|slot| {
+            if slot.is_none() {
+                *slot = heap.take();
+            }
+        });
+        match heap {
+            None => Ok(()),
+            Some(h) => Err(h),
         }
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut Option<Heap<'a>>) -> R) -> Option<R> {
-        if self.busy.get() {
-            return None;
+    /// Runs `f` on the installed heap, read-only (stats, `check`, the map). Fails rather than waits when the
+    /// lock is held. Do not allocate from this heap inside `f`: with `IrqLock` that is reported as re-entry
+    /// (a panic), with a spin lock it would wait forever.
+    ///
+    /// Read-only, so that safe code cannot free a block a `Box` still owns:
+    /// ```compile_fail,E0596
+    /// # use stackshot_alloc::heap::LockedHeap;
+    /// # fn free_behind_a_box<L: lock_api::RawMutex>(heap: &LockedHeap<'_, L>, p: core::ptr::NonNull<u8>) {
+    /// let _ = heap.with(|h| h.free(p));
+    /// # }
+    /// ```
+    pub fn with<R>(&self, f: impl FnOnce(&Heap<'a>) -> R) -> Result<R, LockError> {
+        if !self.lock.try_lock() {
+            return Err(LockError::Busy);
         }
-        self.busy.set(true);
-        // SAFETY: `busy` was clear and is now set until we return, so this is the only reference to the
-        // slot (single core, no use from interrupts: see the impl of Sync).
-        let r = f(unsafe { &mut *self.heap.get() });
-        self.busy.set(false);
-        Some(r)
+        let _unlock = Unlock(&self.lock);
+        // SAFETY: the lock is held until `_unlock` drops, so nothing else reaches the heap meanwhile.
+        match unsafe { &*self.heap.get() } {
+            Some(heap) => Ok(f(heap)),
+            None => Err(LockError::NotInitialised),
+        }
     }
+
+    /// Runs `f` on the heap slot with the lock held (waiting for it); the lock is released even if `f`
+    /// panics. Only this module's code runs inside, none of the caller's.
+    fn locked<R>(&self, f: impl FnOnce(&mut Option<Heap<'a>>) -> R) -> R {
+        self.lock.lock();
+        let _unlock = Unlock(&self.lock);
+        // SAFETY: the lock is held until `_unlock` drops: this is the only reference to the slot.
+        f(unsafe { &mut *self.heap.get() })
+    }
+
+    /// Installs the heap `make` returns if none is installed yet (a lazy start, for [`GlobalHeap`]).
+    ///
+    /// [`GlobalHeap`]: super::GlobalHeap
+    pub(super) fn init_with(&self, make: impl FnOnce() -> Option<Heap<'a>>) {
+        self.locked(|slot| {
+            if slot.is_none() {
+                *slot = make();
+            }
+        });
+    }
+
+    /// Allocates a block for `layout`, first installing the heap `make` returns if none is installed.
+    pub(super) fn alloc_or_init(&self, layout: Layout, make: impl FnOnce() -> Option<Heap<'a>>) -> Option<NonNull<u8>> {
+        self.locked(|slot| {
+            if slot.is_none() {
+                *slot = make();
+            }
+            slot.as_mut().and_then(|h| h.alloc(layout.size(), layout.align()).ok())
+        })
+    }
+
+    pub(super) fn alloc_block(&self, layout: Layout) -> Option<NonNull<u8>> {
+        self.alloc_or_init(layout, || None)
+    }
+
+    pub(super) fn free_block(&self, ptr: NonNull<u8>) {
+        // A refused free (a caller bug) leaves the heap intact and is counted in `Stats::bad_frees`.
+        let freed = self.locked(|slot| slot.as_mut().map(|h| h.free(ptr)));
+        debug_assert!(freed.is_some(), "stackshot-alloc: free into a LockedHeap that has no heap");
+    }
+
+    /// Starts the peak over from the bytes in use now (see [`Heap::reset_peak`]).
+    pub fn reset_peak(&self) -> Result<(), LockError> {
+        self.locked(|slot| slot.as_mut().map(Heap::reset_peak)).ok_or(LockError::NotInitialised)
+    }
+
+    /// Resizes the block at `ptr` in place to `size` bytes if it is aligned to `align` and the heap can.
+    fn resize(&self, ptr: NonNull<u8>, size: usize, align: usize) -> bool {
+        ptr.as_ptr() as usize & (align - 1) == 0
+            && self.locked(|slot| slot.as_mut().map(|h| h.resize(ptr, size)) == Some(Ok(())))
+    }
+
+    /// Moves the block at `ptr` (`old` bytes) to a new block for `new`: allocate, copy, free.
+    ///
+    /// # Safety
+    /// `ptr` is a live block of this heap of at least `min(old, new.size())` readable bytes.
+    unsafe fn relocate(&self, ptr: NonNull<u8>, old: usize, new: Layout) -> Option<NonNull<u8>> {
+        let to = self.alloc_block(new)?;
+        // SAFETY: both blocks are live and distinct (the old one is not freed yet) and hold at least the
+        // bytes copied.
+        unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), to.as_ptr(), old.min(new.size())) };
+        self.free_block(ptr);
+        Some(to)
+    }
+}
+
+/// The length handed out for a request of `size` bytes: whole blocks, all usable.
+#[cfg(feature = "allocator-api")]
+fn block_len(size: usize) -> usize {
+    (size + 7) & !7
+}
+
+#[cfg(feature = "allocator-api")]
+fn dangling(layout: Layout) -> NonNull<[u8]> {
+    // SAFETY: an alignment is never zero.
+    let p = unsafe { NonNull::new_unchecked(ptr::without_provenance_mut(layout.align())) };
+    NonNull::slice_from_raw_parts(p, 0)
 }
 
 // SAFETY: a returned block is `len` bytes (the size rounded up to whole blocks, all inside the region),
 // aligned as asked, and stays valid and unaliased until freed: the heap hands each block to one allocation at
-// a time and the region is borrowed for 'a, as long as the adapter exists. The adapter is not Clone.
-unsafe impl Allocator for LockedHeap<'_> {
+// a time, only this impl and `GlobalAlloc` below free or resize blocks (users get the heap read-only), and
+// the region is borrowed for 'a, as long as the adapter exists. The adapter is not Clone.
+#[cfg(feature = "allocator-api")]
+unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
     fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
         if layout.size() == 0 {
             // Zero-size blocks need no memory: an aligned dangling pointer, as `Layout` allows.
-            // SAFETY: an alignment is never zero.
-            let p = unsafe { NonNull::new_unchecked(ptr::without_provenance_mut(layout.align())) };
-            return Ok(NonNull::slice_from_raw_parts(p, 0));
+            return Ok(dangling(layout));
         }
-        match self.lock(|h| h.alloc(layout.size(), layout.align())) {
-            Some(Ok(p)) => Ok(NonNull::slice_from_raw_parts(p, (layout.size() + 7) & !7)),
-            _ => Err(AllocError),
-        }
+        let p = self.alloc_block(layout).ok_or(AllocError)?;
+        Ok(NonNull::slice_from_raw_parts(p, block_len(layout.size())))
     }
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         if layout.size() != 0 {
-            // A refused free (a caller bug) leaves the heap intact and is counted in `Stats::bad_frees`.
-            let _ = self.lock(|h| h.free(ptr));
+            self.free_block(ptr);
         }
+    }
+
+    unsafe fn grow(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        if old.size() == 0 {
+            return self.allocate(new);
+        }
+        if self.resize(ptr, new.size(), new.align()) {
+            return Ok(NonNull::slice_from_raw_parts(ptr, block_len(new.size())));
+        }
+        // SAFETY: the caller promises `ptr` is a live block of `old.size()` bytes from this allocator.
+        let to = unsafe { self.relocate(ptr, old.size(), new) }.ok_or(AllocError)?;
+        Ok(NonNull::slice_from_raw_parts(to, block_len(new.size())))
+    }
+
+    unsafe fn grow_zeroed(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: forwarded from the caller.
+        let block = unsafe { self.grow(ptr, old, new) }?;
+        // SAFETY: the block holds `block.len()` bytes, and the first `old.size()` are the old contents.
+        unsafe { ptr::write_bytes(block.cast::<u8>().as_ptr().add(old.size()), 0, block.len() - old.size()) };
+        Ok(block)
+    }
+
+    unsafe fn shrink(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        if new.size() == 0 {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.deallocate(ptr, old) };
+            return Ok(dangling(new));
+        }
+        if self.resize(ptr, new.size(), new.align()) {
+            return Ok(NonNull::slice_from_raw_parts(ptr, block_len(new.size())));
+        }
+        // SAFETY: the caller promises `ptr` is a live block of `old.size()` bytes from this allocator.
+        let to = unsafe { self.relocate(ptr, old.size(), new) }.ok_or(AllocError)?;
+        Ok(NonNull::slice_from_raw_parts(to, block_len(new.size())))
     }
 }
 
 // SAFETY: as for `Allocator`; a null return reports failure, as GlobalAlloc requires.
-unsafe impl GlobalAlloc for LockedHeap<'_> {
+unsafe impl<L: RawMutex> GlobalAlloc for LockedHeap<'_, L> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        match self.lock(|h| h.alloc(layout.size(), layout.align())) {
-            Some(Ok(p)) => p.as_ptr(),
-            _ => ptr::null_mut(),
-        }
+        self.alloc_block(layout).map_or(ptr::null_mut(), NonNull::as_ptr)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
         if let Some(p) = NonNull::new(ptr) {
-            let _ = self.lock(|h| h.free(p));
+            self.free_block(p);
         }
     }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let Some(p) = NonNull::new(ptr) else { return ptr::null_mut() };
+        if self.resize(p, new_size, layout.align()) {
+            return ptr;
+        }
+        // SAFETY: the caller promises a valid layout for new_size and that `ptr` is a live block of
+        // `layout.size()` bytes from this allocator.
+        let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        // SAFETY: as above.
+        unsafe { self.relocate(p, layout.size(), new) }.map_or(ptr::null_mut(), NonNull::as_ptr)
+    }
 }
+

@@ -1,7 +1,7 @@
 //! The invariant checker: one function, [`Heap::check`], used by every test and property driver. The
 //! invariants are listed in the [module docs](super).
 
-use super::map::{LAST, RED, USED, USED_BIT};
+use super::map::{RED, USED, USED_BIT};
 use super::tree::NIL;
 use super::{HDR_COUNT, Heap};
 
@@ -28,7 +28,8 @@ pub enum InvariantKind {
     BlackHeight,
     /// 2: the tree is deeper than any red-black tree of this heap's size can be.
     Unbalanced,
-    /// 3: a used run reaches the end of the heap without an end-of-run mark.
+    /// 3: a used run reaches the end of the heap or a free block without an end-of-run mark (named at its
+    /// first block).
     Unterminated,
     /// 3: a free run's size is zero or runs past the end of the heap.
     BadSize,
@@ -82,14 +83,14 @@ impl Heap<'_> {
         let mut free = 0;
         while b < self.end {
             if self.map_get(b) & USED_BIT != 0 {
+                // Used codes up to a `LAST`; the end of the heap or a free code first means the mark is lost.
                 let start = b;
                 while self.map_get(b) == USED {
                     b += 1;
-                    if b == self.end {
+                    if b == self.end || self.map_get(b) & USED_BIT == 0 {
                         return broken(Unterminated, start);
                     }
                 }
-                debug_assert!(self.map_get(b) == LAST);
                 b += 1;
                 continue;
             }

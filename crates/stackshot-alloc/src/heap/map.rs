@@ -113,6 +113,16 @@ impl Heap<'_> {
         }
     }
 
+    /// The last block of the used run that starts at `b` (its `LAST` code). Block by block: for `resize`,
+    /// not the hot paths.
+    pub(super) fn used_run_end(&self, b: u32) -> u32 {
+        let mut e = b;
+        while self.map_get(e) == USED {
+            e += 1;
+        }
+        e
+    }
+
     /// Clears the used run that starts at `b` to `FREE` through its end mark. Returns its last block `e` and
     /// whether block `e + 1` is free (false at the end of the heap).
     #[inline(always)]

@@ -84,7 +84,9 @@
 //! 40–90 cycles in the worst cases.
 
 mod adapter;
+mod boxed;
 mod check;
+mod global;
 mod map;
 pub mod props;
 mod stats;
@@ -92,7 +94,9 @@ mod stats;
 mod tests;
 mod tree;
 
-pub use adapter::LockedHeap;
+pub use adapter::{LockError, LockedHeap};
+pub use boxed::HeapBox;
+pub use global::GlobalHeap;
 pub use check::{Invariant, InvariantKind};
 pub use map::Block;
 pub use stats::Stats;
@@ -108,9 +112,6 @@ const HDR_ROOT: usize = 2;
 /// The map starts right after the header.
 const MAP: usize = 4;
 
-/// Largest alignment [`Heap::alloc`] honours.
-pub const MAX_ALIGN: usize = 64;
-
 /// Why a request or a free was refused. A refused call leaves the heap unchanged (apart from the counters of
 /// failed requests and bad frees).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,9 +120,9 @@ pub enum HeapError {
     BadRegion,
     /// A request for zero bytes.
     ZeroSize,
-    /// A request larger than the heap's whole capacity.
+    /// A request that could not fit even in the empty heap (its size, plus the padding its alignment needs).
     TooLarge,
-    /// An alignment that is not a power of two or is above [`MAX_ALIGN`].
+    /// An alignment that is not a power of two.
     BadAlign,
     /// No free run is large enough (the heap is full or too fragmented).
     OutOfMemory,
@@ -134,6 +135,7 @@ pub enum HeapError {
 }
 
 /// A tree-heap over a borrowed region. See the [module docs](self) for layout and invariants.
+#[derive(Debug)]
 pub struct Heap<'a> {
     /// First 8-aligned byte of the region: block 0.
     base: *mut u8,
@@ -146,11 +148,15 @@ pub struct Heap<'a> {
     free_runs: u32,
     /// Most blocks ever in use at once.
     peak_used: u32,
-    /// Allocation requests refused, and frees refused.
+    /// Allocation requests refused, and frees refused; both saturate at `u32::MAX`.
     failed: u32,
     bad_frees: u32,
     _region: PhantomData<&'a mut [u8]>,
 }
+
+// SAFETY: a `Heap` owns its region exclusively for 'a (like the `&'a mut [u8]` it is made from, which is
+// `Send`); its raw base pointer is never shared with anything outside the heap.
+unsafe impl Send for Heap<'_> {}
 
 impl<'a> Heap<'a> {
     /// A heap managing `region`: everything after the header and map is one free run.
@@ -197,48 +203,86 @@ impl<'a> Heap<'a> {
         Ok(heap)
     }
 
+    /// Starts the peak over from the blocks in use now (e.g. at the start of a level).
+    pub fn reset_peak(&mut self) {
+        self.peak_used = self.end - self.first - self.free_blocks;
+    }
+
     /// Bytes available for allocation (managed blocks × 8).
     #[inline]
     pub fn capacity(&self) -> usize {
         (self.end - self.first) as usize * 8
     }
 
-    /// Allocates `size` bytes aligned to `align` (a power of two up to [`MAX_ALIGN`]) from the smallest free
-    /// run that fits; the rest of the run stays free. The memory is not initialised.
+    /// Allocates `size` bytes aligned to `align` (any power of two) from the smallest free run that fits;
+    /// the rest of the run stays free. The memory is not initialised. A request that could not fit even in the
+    /// empty heap is [`TooLarge`](HeapError::TooLarge); one that does not fit now is
+    /// [`OutOfMemory`](HeapError::OutOfMemory).
     #[inline(always)]
     pub fn alloc(&mut self, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
         if size == 0 {
             return self.refuse(HeapError::ZeroSize);
         }
-        if align == 0 || align & (align - 1) != 0 || align > MAX_ALIGN {
+        if align == 0 || align & (align - 1) != 0 {
             return self.refuse(HeapError::BadAlign);
         }
         if size > self.capacity() {
             return self.refuse(HeapError::TooLarge);
         }
         let n = ((size + 7) >> 3) as u32;
-        // Alignments above a block may need up to align/8 - 1 blocks of padding in front; search for a run
-        // that fits in every case, so the search stays one tree walk.
-        let pad = if align > 8 { (align >> 3) as u32 - 1 } else { 0 };
-        let want = n + pad;
-        let (run, below) = self.best_fit(want);
+        if align > 8 {
+            return self.alloc_aligned(n, align);
+        }
+        let (run, below) = self.best_fit(n);
         if run == NIL {
             return self.refuse(HeapError::OutOfMemory);
         }
-        let run_size = self.size(run);
-        let mut start = run;
-        if pad != 0 {
-            let addr = self.base as usize + run as usize * 8;
-            start += (((align - (addr & (align - 1))) & (align - 1)) >> 3) as u32;
+        Ok(self.take(run, below, run, n))
+    }
+
+    /// `alloc` for alignments above a block: the smallest run in key order whose first aligned block leaves
+    /// room for `n` blocks, placed by the run's real address. Runs of at least `n + align/8 - 1` blocks
+    /// always fit, so the walk passes only runs whose size lies between that and `n`. Out of line: games
+    /// rarely ask for it.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_aligned"))]
+    fn alloc_aligned(&mut self, n: u32, align: usize) -> Result<NonNull<u8>, HeapError> {
+        if self.pad_blocks(self.first, align) + n as usize > (self.end - self.first) as usize {
+            return self.refuse(HeapError::TooLarge);
         }
+        let mut run = self.ceiling(n);
+        while run != NIL {
+            let front = self.pad_blocks(run, align);
+            if front + n as usize <= self.size(run) as usize {
+                let below = self.predecessor(run);
+                // front < the run's size, so it fits a u32.
+                return Ok(self.take(run, below, run + front as u32, n));
+            }
+            run = self.successor(run);
+        }
+        self.refuse(HeapError::OutOfMemory)
+    }
+
+    /// Blocks from block `b` to the first block at or after it whose address is a multiple of `align` (a
+    /// power of two above 8); 0 when `b` is aligned.
+    #[inline(always)]
+    fn pad_blocks(&self, b: u32, align: usize) -> usize {
+        let addr = self.base as usize + b as usize * 8;
+        (align.wrapping_sub(addr) & (align - 1)) >> 3
+    }
+
+    /// Hands out blocks `start..start + n` of the free run `run` (`below` is its predecessor in key order, or
+    /// NIL; only read when something is left of the run): what is left becomes one or two free runs.
+    #[inline(always)]
+    fn take(&mut self, run: u32, below: u32, start: u32, n: u32) -> NonNull<u8> {
+        let run_size = self.size(run);
         let front = start - run;
         let after = start + n;
         let tail = run + run_size - after;
-        // What is left of the run is one or two free runs. The first of them can take the run's node over in
-        // place when its smaller key stays above the run's predecessor `below` (known when the run is larger
-        // than asked for, see `best_fit`); the key only shrinks, so it stays below the successor.
+        // The first of what is left can take the run's node over in place when its smaller key stays above
+        // the predecessor `below`; the key only shrinks, so it stays below the successor.
         let (keep, keep_size) = if front != 0 { (run, front) } else { (after, tail) };
-        if keep_size != 0 && run_size > want && (below == NIL || self.key(below) < (keep_size << 16 | keep)) {
+        if keep_size != 0 && (below == NIL || self.key(below) < (keep_size << 16 | keep)) {
             self.tree_replace(run, keep, keep_size);
             if front != 0 && tail != 0 {
                 self.make_run(after, tail);
@@ -267,29 +311,17 @@ impl<'a> Heap<'a> {
             self.peak_used = used;
         }
         // SAFETY: start is a managed block, so base + 8·start is inside the region and not null.
-        Ok(unsafe { NonNull::new_unchecked(self.base.add(start as usize * 8)) })
+        unsafe { NonNull::new_unchecked(self.base.add(start as usize * 8)) }
     }
 
     /// Frees the used run starting at `ptr` and merges it with free neighbours. Pointers outside the heap, not
     /// at the start of a used run, or at a free block are refused and the heap is left as it was.
     #[inline(always)]
     pub fn free(&mut self, ptr: NonNull<u8>) -> Result<(), HeapError> {
-        let lo = self.base as usize + self.first as usize * 8;
-        let addr = ptr.as_ptr() as usize;
-        if addr < lo || addr >= self.base as usize + self.end as usize * 8 {
-            return self.refuse_free(HeapError::OutsideHeap);
-        }
-        if addr & 7 != 0 {
-            return self.refuse_free(HeapError::NotRunStart);
-        }
-        let b = ((addr - self.base as usize) >> 3) as u32;
-        let (code, prev) = self.map_get_pair(b);
-        if code & USED_BIT == 0 {
-            return self.refuse_free(HeapError::DoubleFree);
-        }
-        if prev == USED {
-            return self.refuse_free(HeapError::NotRunStart);
-        }
+        let (b, prev) = match self.run_start(ptr) {
+            Ok(found) => found,
+            Err(e) => return self.refuse_free(e),
+        };
         let (e, next_free) = self.clear_used_run(b);
         self.free_blocks += e + 1 - b;
         let below_free = prev & USED_BIT == 0;
@@ -328,6 +360,80 @@ impl<'a> Heap<'a> {
         Ok(())
     }
 
+    /// Resizes the used run starting at `ptr` to `size` bytes without moving it: a smaller size frees the
+    /// blocks after the new end (merging them with a free run behind); a larger one takes blocks from the front
+    /// of the free run right behind it. `Err(OutOfMemory)` when that run is missing or too small, and the
+    /// heap is unchanged (the caller may then allocate, copy and free); a bad `ptr` is refused as by
+    /// [`free`](Self::free). Not counted as a failed request: the caller decides what a refusal means.
+    pub fn resize(&mut self, ptr: NonNull<u8>, size: usize) -> Result<(), HeapError> {
+        if size == 0 {
+            return Err(HeapError::ZeroSize);
+        }
+        let b = match self.run_start(ptr) {
+            Ok((b, _)) => b,
+            Err(e) => return self.refuse_free(e),
+        };
+        let e = self.used_run_end(b);
+        let old = e + 1 - b;
+        if size > self.capacity() {
+            return Err(HeapError::OutOfMemory);
+        }
+        let n = ((size + 7) >> 3) as u32;
+        if n < old {
+            // The blocks after the new end keep their codes, so they are already a used run of their own:
+            // freeing it merges it like any free.
+            self.mark_used(b, n);
+            // SAFETY: block b + n < e + 1 is a managed block, inside the region.
+            let tail = unsafe { NonNull::new_unchecked(self.base.add((b + n) as usize * 8)) };
+            return self.free(tail);
+        }
+        if n > old {
+            let next = e + 1;
+            let k = n - old;
+            if next >= self.end || self.map_get(next) & USED_BIT != 0 || self.size(next) < k {
+                return Err(HeapError::OutOfMemory);
+            }
+            let s = self.size(next);
+            self.tree_remove(next);
+            self.free_runs -= 1;
+            if s > k {
+                self.make_run(next + k, s - k);
+                self.tree_insert(next + k);
+                self.free_runs += 1;
+            }
+            self.mark_used(b, n);
+            self.free_blocks -= k;
+            let used = self.end - self.first - self.free_blocks;
+            if used > self.peak_used {
+                self.peak_used = used;
+            }
+        }
+        Ok(())
+    }
+
+    /// The block of `ptr` and the map code of the block before it, if `ptr` is the first block of a used run;
+    /// else why not, as `free` reports it.
+    #[inline(always)]
+    fn run_start(&self, ptr: NonNull<u8>) -> Result<(u32, u8), HeapError> {
+        let lo = self.base as usize + self.first as usize * 8;
+        let addr = ptr.as_ptr() as usize;
+        if addr < lo || addr >= self.base as usize + self.end as usize * 8 {
+            return Err(HeapError::OutsideHeap);
+        }
+        if addr & 7 != 0 {
+            return Err(HeapError::NotRunStart);
+        }
+        let b = ((addr - self.base as usize) >> 3) as u32;
+        let (code, prev) = self.map_get_pair(b);
+        if code & USED_BIT == 0 {
+            return Err(HeapError::DoubleFree);
+        }
+        if prev == USED {
+            return Err(HeapError::NotRunStart);
+        }
+        Ok((b, prev))
+    }
+
     /// Node `from` becomes the free run of `size` blocks at `to`, whose key `(size, to)` is larger (a free
     /// merged into it): in place when the key stays below the successor's, else by removing and inserting.
     #[inline(always)]
@@ -344,13 +450,13 @@ impl<'a> Heap<'a> {
 
     #[inline(always)]
     fn refuse(&mut self, e: HeapError) -> Result<NonNull<u8>, HeapError> {
-        self.failed += 1;
+        self.failed = self.failed.saturating_add(1);
         Err(e)
     }
 
     #[inline(always)]
     fn refuse_free(&mut self, e: HeapError) -> Result<(), HeapError> {
-        self.bad_frees += 1;
+        self.bad_frees = self.bad_frees.saturating_add(1);
         Err(e)
     }
 
@@ -375,7 +481,8 @@ impl<'a> Heap<'a> {
 }
 
 /// Blocks taken by the header and map in a region of `total` blocks: the smallest `f` with
-/// 4 + ⌈(total − f) / 4⌉ ≤ 8·f, i.e. total + 16 ≤ 33·f.
+/// 4 + ⌈(total − f) / 4⌉ ≤ 8·f, i.e. total + 16 ≤ 33·f. Written as ⌊(total + 48) / 33⌋ split so that no
+/// `total` overflows.
 pub const fn header_blocks(total: u32) -> u32 {
-    (total + 16).div_ceil(33)
+    total / 33 + (total % 33 + 48) / 33
 }

@@ -3,8 +3,9 @@
 //! 2 KB on the GBA), so the same drivers run on the host and on the GBA's 4 KB IWRAM heap.
 //!
 //! After every operation the model checks:
-//! - the result: a request succeeds exactly when the model says it fits (a free run of at least the rounded
-//!   size plus worst-case alignment padding exists), and otherwise fails with the right [`HeapError`];
+//! - the result: a request succeeds exactly when the model says it fits (a gap between live allocations
+//!   holds the rounded size from its first suitably aligned address), fails with `TooLarge` exactly when it
+//!   would not fit the empty heap, and otherwise with the right [`HeapError`];
 //!   frees of live allocations succeed, bad frees fail with the right error;
 //! - returned memory lies in the managed blocks, is aligned, and overlaps no live allocation;
 //! - every allocation is filled with a pattern that is verified when it is freed (catches the heap writing
@@ -13,7 +14,7 @@
 //!
 //! When the ops are done every live allocation is freed, and the heap must be one free run again.
 
-use super::{Heap, HeapError, Invariant, MAX_ALIGN, Stats};
+use super::{Heap, HeapError, Invariant, Stats};
 use crate::rng::Rng;
 use core::ptr::NonNull;
 
@@ -69,7 +70,7 @@ pub struct PropFailure {
     pub what: Mismatch,
 }
 
-/// Random sizes (1 byte up to the whole heap), alignments 1..128 (128 and 3 are refused), zero and too-large
+/// Random sizes (1 byte up to the whole heap), alignments 1..512 (3 is refused), zero and too-large
 /// requests, frees in random order, double frees and bad pointers.
 pub fn random(buf: &mut [u8], seed: u32, ops: u32) -> Result<PropReport, PropFailure> {
     let mut m = Model::new(buf, seed)?;
@@ -89,7 +90,7 @@ pub fn random(buf: &mut [u8], seed: u32, ops: u32) -> Result<PropReport, PropFai
                 18 => 0,
                 _ => cap + 1 + m.rng.below(64),
             };
-            let align = if m.rng.chance(2) { 3 } else { 1 << m.rng.below(8) };
+            let align = if m.rng.chance(2) { 3 } else { 1 << m.rng.below(10) };
             m.alloc(size as usize, align)?;
         } else if r < 92 {
             let i = m.rng.below(m.n as u32) as usize;
@@ -308,11 +309,11 @@ impl<'a> Model<'a> {
         let rounded = (size + 7) & !7;
         let expected = if size == 0 {
             Err(HeapError::ZeroSize)
-        } else if !align.is_power_of_two() || align > MAX_ALIGN {
+        } else if !align.is_power_of_two() {
             Err(HeapError::BadAlign)
-        } else if size > self.cap {
+        } else if size > self.cap || align_up(self.lo, align) - self.lo + rounded > self.cap {
             Err(HeapError::TooLarge)
-        } else if self.heap.stats().largest_free as usize >= rounded + align.max(8) - 8 {
+        } else if if align <= 8 { self.heap.stats().largest_free as usize >= rounded } else { self.fits(rounded, align) } {
             Ok(())
         } else {
             Err(HeapError::OutOfMemory)
@@ -357,6 +358,20 @@ impl<'a> Model<'a> {
         self.report.max_live = self.report.max_live.max(self.n as u32);
         self.verify()?;
         Ok(true)
+    }
+
+    /// Whether `rounded` bytes aligned to `align` fit in a gap between live allocations (or the heap's ends),
+    /// placed at the gap's first aligned address. Quadratic in the live count, for alignments above a block.
+    fn fits(&self, rounded: usize, align: usize) -> bool {
+        let live = &self.live[..self.n];
+        let end = |l: &Live| l.ptr.as_ptr() as usize + ((l.len + 7) & !7);
+        let gap_starts = core::iter::once(self.lo).chain(live.iter().map(end));
+        gap_starts.into_iter().any(|start| {
+            let next = live.iter().map(|l| l.ptr.as_ptr() as usize).filter(|&a| a >= start).min();
+            let gap_end = next.unwrap_or(self.hi);
+            let at = align_up(start, align);
+            at.checked_add(rounded).is_some_and(|e| e <= gap_end)
+        })
     }
 
     /// Verifies the fill of `live[i]`, frees it, and removes it keeping the order.
@@ -434,4 +449,9 @@ impl<'a> Model<'a> {
         self.report.ops = self.step;
         Ok(self.report)
     }
+}
+
+/// `x` rounded up to a multiple of `align` (a power of two); saturates instead of overflowing.
+fn align_up(x: usize, align: usize) -> usize {
+    x.checked_add(align - 1).map_or(usize::MAX, |y| y & !(align - 1))
 }

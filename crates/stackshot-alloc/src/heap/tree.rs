@@ -113,6 +113,44 @@ impl Heap<'_> {
         (best, below)
     }
 
+    /// The node with the smallest key among runs of at least `want` blocks, or NIL. Unlike [`best_fit`](Self::best_fit)
+    /// it walks to the end even past an exact fit, so every run of that size or more comes after it.
+    #[inline(always)]
+    pub(super) fn ceiling(&self, want: u32) -> u32 {
+        let mut x = self.root();
+        let mut best = NIL;
+        while x != NIL {
+            if self.size(x) < want {
+                x = self.larger(x);
+            } else {
+                best = x;
+                x = self.smaller(x);
+            }
+        }
+        best
+    }
+
+    /// The node before `x` in key order, or NIL.
+    #[inline(always)]
+    pub(super) fn predecessor(&self, x: u32) -> u32 {
+        let mut y = self.smaller(x);
+        if y != NIL {
+            let mut r = self.larger(y);
+            while r != NIL {
+                y = r;
+                r = self.larger(y);
+            }
+            return y;
+        }
+        let mut c = x;
+        let mut p = self.parent(x);
+        while p != NIL && self.smaller(p) == c {
+            c = p;
+            p = self.parent(p);
+        }
+        p
+    }
+
     /// The node after `x` in key order, or NIL.
     #[inline(always)]
     pub(super) fn successor(&self, x: u32) -> u32 {

@@ -1,0 +1,75 @@
+//! [`IrqLock`]: the GBA's critical section as a [`lock_api::RawMutex`], so that a [`LockedHeap`] can be shared
+//! between the main loop and interrupt handlers.
+//!
+//! The GBA has one core, so the only way two heap calls overlap is an interrupt arriving during one of them.
+//! Holding the lock clears the master interrupt enable (IME, 0x0400_0208): an interrupt that arrives meanwhile
+//! waits, and is taken as soon as the lock is released and IME gets its old value back.
+//!
+//! [`LockedHeap`]: crate::heap::LockedHeap
+
+use core::cell::Cell;
+
+/// IME: bit 0 enables interrupts at all (GBATEK, "Interrupt Control").
+const IME: *mut u16 = 0x0400_0208 as *mut u16;
+
+/// A compiler barrier: the heap's memory accesses are not moved across it. An empty `asm!` may read and write
+/// any memory as far as the compiler knows. (`compiler_fence` lowers to a `__sync_synchronize` call on
+/// ARMv4T, which has no such helper.)
+#[inline(always)]
+fn barrier() {
+    // SAFETY: an empty instruction sequence.
+    unsafe { core::arch::asm!("", options(nostack, preserves_flags)) }
+}
+
+/// Masks interrupts while held; remembers IME to restore it. Taking it while it is held can only be re-entry
+/// from the same context (an allocation inside [`LockedHeap::with`](crate::heap::LockedHeap::with)): `try_lock`
+/// refuses it and `lock` panics with a message, since waiting would never end.
+pub struct IrqLock {
+    held: Cell<bool>,
+    saved_ime: Cell<u16>,
+}
+
+// SAFETY: the fields are read and written only with IME cleared (see `try_lock` and `unlock`) on a single-core
+// CPU, so no two contexts ever touch them at once.
+unsafe impl Sync for IrqLock {}
+
+// SAFETY: while one context holds the lock, interrupts are masked, so no other context runs until `unlock`;
+// re-entry from the holder itself is refused. That is mutual exclusion on the GBA's single core.
+unsafe impl lock_api::RawMutex for IrqLock {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: Self = IrqLock { held: Cell::new(false), saved_ime: Cell::new(0) };
+    type GuardMarker = lock_api::GuardNoSend;
+
+    fn lock(&self) {
+        if !self.try_lock() {
+            panic!("stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with?)");
+        }
+    }
+
+    fn try_lock(&self) -> bool {
+        // SAFETY: IME is a 16-bit I/O register, always mapped on the GBA.
+        let ime = unsafe { IME.read_volatile() };
+        // SAFETY: as above.
+        unsafe { IME.write_volatile(0) };
+        // Keep the heap's accesses after the write that masks interrupts.
+        barrier();
+        if self.held.get() {
+            barrier();
+            // SAFETY: as above; restores what this call found.
+            unsafe { IME.write_volatile(ime) };
+            return false;
+        }
+        self.held.set(true);
+        self.saved_ime.set(ime);
+        true
+    }
+
+    unsafe fn unlock(&self) {
+        let ime = self.saved_ime.get();
+        self.held.set(false);
+        // Keep the heap's accesses before the write that unmasks interrupts.
+        barrier();
+        // SAFETY: IME is a 16-bit I/O register, always mapped on the GBA.
+        unsafe { IME.write_volatile(ime) };
+    }
+}
