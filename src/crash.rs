@@ -121,7 +121,7 @@ pub unsafe fn watch_pool<G: Gauge>(name: &'static str, pool: *const G) {
 /// Puts `heap` on the crash screen (one heap; a later call replaces it).
 ///
 /// # Safety
-/// As for [`watch_pool`]. For a `LockedHeap`, pass the heap inside it (`locked.lock(|h| watch_heap(h))`):
+/// As for [`watch_pool`]. For a `LockedHeap`, pass the heap inside it (`locked.with(|h| watch_heap(h))`):
 /// the crash screen then reads it without the lock.
 pub unsafe fn watch_heap(heap: *const Heap<'_>) {
     // SAFETY: as in `watch_pool`.
