@@ -83,7 +83,7 @@ unsafe fn read_gauge<G: Gauge>(object: *const ()) -> (usize, usize) {
 }
 
 /// No pool: what an empty slot holds.
-unsafe fn no_gauge(_: *const ()) -> (usize, usize) {
+fn no_gauge(_: *const ()) -> (usize, usize) {
     (0, 0)
 }
 

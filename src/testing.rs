@@ -80,3 +80,16 @@ macro_rules! test_main {
     };
 }
 pub use test_main;
+
+#[cfg(test)]
+mod tests {
+    use super::{MAILBOX, MAILBOX_MAGIC};
+
+    /// The harness started this run through the mailbox; the runner cleared it once read, so that a reset
+    /// (which leaves EWRAM as it is) cannot replay the request.
+    #[test_case]
+    fn the_mailbox_is_cleared_once_read() {
+        // SAFETY: the mailbox word, word-aligned EWRAM that only the runner and the harness touch.
+        assert_ne!(unsafe { MAILBOX.read_volatile() }, MAILBOX_MAGIC);
+    }
+}
