@@ -21,9 +21,12 @@ rom: setup
 	cargo build --release
 	tools/.gbafix/bin/agb-gbafix $(ELF) -o $(ROM) --title STACKSHOT --gamecode SSHE --makercode 00
 	@echo "built $(ROM) ($$(stat -c %s $(ROM)) bytes) and $(ELF)"
+	@tools/budget $(ELF)
 
+# mGBA's window at SCALE times the GBA's screen (`make run SCALE=4`); the keys are printed first.
+SCALE ?= 3
 run: rom
-	tools/play $(ROM)
+	tools/play $(ROM) $(SCALE)
 
 # gdb on the game (or `make debug DEBUG_ELF=...`), served by the headless harness on 127.0.0.1:2345 only, with the
 # allocator commands of tools/gdb/ loaded. The release ELF: the code players run, with full debug info.
@@ -31,9 +34,10 @@ DEBUG_ELF ?= $(ELF)
 debug: rom
 	tools/debug $(DEBUG_ELF)
 
-# The allocator-state fixture ROM the gdb and overlay tests run (examples/alloc_state.rs).
+# The fixture ROMs the host tests run: the allocator state for gdb and the overlay (examples/alloc_state.rs), and
+# the faults for the crash screen (examples/faults.rs).
 fixture: setup
-	cargo build --release --example alloc_state
+	cargo build --release --example alloc_state --example faults
 
 # The allocator crate's quick-start ROMs (crates/examples/), which tools/harness/tests/examples.rs
 # runs: one on the gba crate's runtime (a member of this workspace), one on agb's (a workspace of its own, built

@@ -145,6 +145,7 @@ impl Write for Buf<'_> {
 
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
+    stackshot::stack::init();
     // SAFETY: `main` is the only code touching these statics (no interrupt handler does), and it takes each
     // reference once, here.
     let (pool, slot, report_to) = unsafe { (&mut *(&raw mut BULLETS), &mut *(&raw mut AI_HEAP), &mut *(&raw mut ALLOC_STATE_REPORT)) };

@@ -7,6 +7,7 @@
 #![cfg_attr(test, reexport_test_harness_main = "test_main")]
 
 pub mod assets;
+pub mod crash;
 pub mod cycles;
 pub mod fast;
 pub mod game;

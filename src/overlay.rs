@@ -1,18 +1,21 @@
 //! The allocator overlay: SELECT shows, over the game, the AI heap's blocks as a strip of pixels, each pool's
-//! occupancy, and how much of the frame the last frame used.
+//! occupancy, how much of the frame the last frame used, and the stack's high-water mark.
 //!
 //! It lives on BG1 and keeps out of the text layer's way (`src/text.rs`): its tiles are in charblock
 //! [`CHARBLOCK`] (tile 0 transparent, 1..=64 the font on a solid backdrop, then the strip and the bars), its map
-//! is screenblock [`SCREENBLOCK`], its colours BG palette bank [`PALBANK`]. Rows [`TOP`]..=19 of the screen:
+//! is screenblock [`SCREENBLOCK`], its colours BG palette bank [`PALBANK`]. Rows [`TOP`]..=18 of the screen
+//! (the HUD keeps row 19):
 //!
 //! ```text
 //! HEAP 168/3968 B 3 RUNS            <- used/capacity and free runs, counted from the map
 //! [strip: one pixel a block]        <- 3 rows of 240 pixels: free, free-run start, used, used-run end
 //! BULLETS  5/16  [bar]              <- one row a pool (at most MAX_POOLS)
 //! FRAME 43/100   [bar]              <- last frame's cycles / 280,896, in hundredths
+//! STK 812/10208  [bar]              <- the most bytes the stack has held / the bytes it may use (src/stack.rs)
 //! ```
 //!
-//! Off, it costs nothing: BG1 is disabled and [`draw`] returns after reading one flag.
+//! Off, it costs nothing: BG1 is disabled and [`draw`] returns after reading one flag. On, it measures the stack
+//! every frame (a scan of the unused stack).
 //!
 //! ```ignore
 //! // once a frame, in the game loop:
@@ -22,6 +25,7 @@
 
 use crate::assets::{FONT_PALETTE, FONT_TILES};
 use crate::fast::fill_words;
+use crate::stack;
 use crate::text::Number;
 use gba::gba_cell::GbaCell;
 use gba::mmio::{Safe, VolGrid2d};
@@ -35,7 +39,7 @@ pub const SCREENBLOCK: u16 = 30;
 /// The BG palette bank of every overlay colour (the text layer's inks are 12..=15).
 pub const PALBANK: u16 = 11;
 /// The first screen row the overlay draws on.
-pub const TOP: u16 = 11;
+pub const TOP: u16 = 10;
 /// Pools beyond this many are not shown.
 pub const MAX_POOLS: usize = 3;
 /// Screen rows of the heap strip, and the blocks (pixels) they hold.
@@ -55,8 +59,9 @@ pub mod colour {
     pub const GAUGE: u32 = 8;
     pub const GAUGE_EMPTY: u32 = 9;
     pub const FRAME: u32 = 10;
+    pub const STACK: u32 = 11;
 }
-const COLOURS: [(u32, Color); 8] = [
+const COLOURS: [(u32, Color); 9] = [
     (colour::BACKDROP, Color::from_rgb(2, 2, 5)),
     (colour::FREE, Color::from_rgb(4, 9, 8)),
     (colour::FREE_START, Color::from_rgb(6, 20, 18)),
@@ -65,6 +70,7 @@ const COLOURS: [(u32, Color); 8] = [
     (colour::GAUGE, Color::from_rgb(8, 26, 31)),
     (colour::GAUGE_EMPTY, Color::from_rgb(7, 7, 9)),
     (colour::FRAME, Color::from_rgb(28, 8, 26)),
+    (colour::STACK, Color::from_rgb(10, 28, 10)),
 ];
 
 /// Tile numbers in [`CHARBLOCK`].
@@ -200,8 +206,8 @@ fn bar(first: u16, y: u16, filled: u32, fill: u32) {
     }
 }
 
-/// Redraws the overlay from the heap's map, the pools' gauges and the last frame's cycle count. Does nothing
-/// while hidden.
+/// Redraws the overlay from the heap's map, the pools' gauges, the last frame's cycle count and the stack's
+/// high-water mark. Does nothing while hidden.
 pub fn draw(heap: &Heap, pools: &[PoolGauge], last_frame_cycles: u32) {
     if !VISIBLE.read() {
         return;
@@ -269,4 +275,13 @@ pub fn draw(heap: &Heap, pools: &[PoolGauge], last_frame_cycles: u32) {
     blank(x, BAR_COLUMN, y);
     let filled = last_frame_cycles.min(CYCLES_PER_FRAME) * 128 / CYCLES_PER_FRAME;
     bar(BAR_TILE + MAX_POOLS as u16 * BAR_TILES, y, filled, colour::FRAME);
+
+    let (used, space) = (stack::high_water() as u32, stack::space() as u32);
+    let y = y + 1;
+    let x = text(0, y, "STK ");
+    let x = text(x, y, Number::new(used));
+    let x = text(x, y, "/");
+    let x = text(x, y, Number::new(space));
+    blank(x, BAR_COLUMN, y);
+    bar(BAR_TILE + (MAX_POOLS as u16 + 1) * BAR_TILES, y, used.min(space) * 128 / space.max(1), colour::STACK);
 }

@@ -1,22 +1,35 @@
 //! The high-score table, kept in the cartridge's battery-backed SRAM (GBATEK "GBA Cart Backup SRAM/FRAM": 32 KB at
-//! 0x0E000000, 8-bit bus: byte reads and writes only).
+//! 0x0E000000, 8-bit bus: byte reads and writes only) so that a reset or a power loss at any moment of a save
+//! leaves the old table or the new one, never neither.
 //!
-//! The record, from SRAM offset 0: the magic `SSHS`, a version byte, the entries (3 name bytes and the score as
-//! 4 little-endian bytes each, best first), then a CRC-16 of everything before it. Anything else there (a blank
-//! cartridge reads 0xFF, a damaged or older record) loads as [`HighScores::DEFAULT`].
+//! SRAM holds two copies of the record, copy `i` at offset `i * COPY_STRIDE`. A record: the magic `SSHS`, a
+//! version byte, a sequence number (4 little-endian bytes), the entries (3 name bytes and the score as 4
+//! little-endian bytes each, best first), then a CRC-16 of everything before it. The table is that of the valid
+//! copy with the higher sequence number; a copy that is not a valid record (a blank cartridge reads 0xFF, a flash
+//! cart may leave garbage, a record damaged or of an older layout) is ignored, and with neither copy valid the
+//! table is [`HighScores::DEFAULT`].
+//!
+//! A save writes the copy that is not the current one, with the next sequence number: it clears that copy's
+//! first magic byte, writes the rest of the record, and writes the first magic byte last. Until that last byte
+//! the copy is not a record, so the other one loads; after it, the new one does. The CRC is there for damage.
 
 use gba::mem::copy_u8_unchecked;
 
 /// The first byte of cartridge SRAM.
 pub const SRAM: *mut u8 = 0x0E00_0000 as *mut u8;
 const MAGIC: [u8; 4] = *b"SSHS";
-/// Raise on any change of the record's layout: older records then load as the defaults.
-const VERSION: u8 = 1;
+/// Raise on any change of the record's layout: older records then load as the defaults. 2: two copies, each
+/// with a sequence number.
+const VERSION: u8 = 2;
 const ENTRY_BYTES: usize = 3 + 4;
-const HEADER_BYTES: usize = MAGIC.len() + 1;
+const HEADER_BYTES: usize = MAGIC.len() + 1 + 4;
 const BODY_BYTES: usize = HEADER_BYTES + ENTRIES * ENTRY_BYTES;
-/// The whole record: header, entries, CRC.
+/// One copy of the record: header, entries, CRC.
 pub const RECORD_BYTES: usize = BODY_BYTES + 2;
+/// The copies, and where each starts in SRAM.
+pub const COPIES: usize = 2;
+pub const COPY_STRIDE: usize = 64;
+const _: () = assert!(RECORD_BYTES <= COPY_STRIDE);
 
 /// The string by which flash carts and emulators tell the save type (the convention of Nintendo's SDK): it has
 /// to be somewhere in the ROM, 4-byte aligned. Nothing reads it; linker.ld KEEPs its section.
@@ -44,10 +57,17 @@ pub struct HighScores {
     pub entries: [Entry; ENTRIES],
 }
 
-/// Why SRAM does not hold a table.
+/// One valid copy of the record: its table and its place in the order of saves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub sequence: u32,
+    pub table: HighScores,
+}
+
+/// Why a copy is not a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Invalid {
-    /// Not our magic: blank SRAM, or another game's save.
+    /// Not our magic: blank SRAM, garbage, another game's save, or a copy whose write was cut.
     NoRecord,
     /// Our record, from another layout version.
     Version(u8),
@@ -79,12 +99,16 @@ impl HighScores {
         self.entries[place] = Entry { name, score };
         Some(place)
     }
+}
 
+impl Record {
     fn to_bytes(self) -> [u8; RECORD_BYTES] {
         let mut bytes = [0; RECORD_BYTES];
         bytes[..MAGIC.len()].copy_from_slice(&MAGIC);
         bytes[MAGIC.len()] = VERSION;
-        for (entry, chunk) in self.entries.iter().zip(bytes[HEADER_BYTES..BODY_BYTES].chunks_exact_mut(ENTRY_BYTES)) {
+        bytes[MAGIC.len() + 1..HEADER_BYTES].copy_from_slice(&self.sequence.to_le_bytes());
+        let entries = self.table.entries.iter();
+        for (entry, chunk) in entries.zip(bytes[HEADER_BYTES..BODY_BYTES].chunks_exact_mut(ENTRY_BYTES)) {
             chunk[..3].copy_from_slice(&entry.name);
             chunk[3..].copy_from_slice(&entry.score.to_le_bytes());
         }
@@ -93,7 +117,7 @@ impl HighScores {
         bytes
     }
 
-    fn from_bytes(bytes: &[u8; RECORD_BYTES]) -> Result<HighScores, Invalid> {
+    fn from_bytes(bytes: &[u8; RECORD_BYTES]) -> Result<Record, Invalid> {
         if bytes[..MAGIC.len()] != MAGIC {
             return Err(Invalid::NoRecord);
         }
@@ -103,35 +127,60 @@ impl HighScores {
         if bytes[BODY_BYTES..] != crc16(&bytes[..BODY_BYTES]).to_le_bytes() {
             return Err(Invalid::Checksum);
         }
+        let at = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
         let mut table = HighScores::DEFAULT;
         for (entry, chunk) in table.entries.iter_mut().zip(bytes[HEADER_BYTES..BODY_BYTES].chunks_exact(ENTRY_BYTES)) {
             entry.name.copy_from_slice(&chunk[..3]);
             entry.score = u32::from_le_bytes([chunk[3], chunk[4], chunk[5], chunk[6]]);
         }
-        Ok(table)
+        Ok(Record { sequence: at(MAGIC.len() + 1), table })
     }
 }
 
-/// The table in SRAM, or why there is none.
-pub fn read() -> Result<HighScores, Invalid> {
+/// Copy `index` (below [`COPIES`]) as SRAM holds it, or why it is not a record.
+pub fn read_copy(index: usize) -> Result<Record, Invalid> {
+    assert!(index < COPIES, "there are {COPIES} copies, not {}", index + 1);
     let mut bytes = [0; RECORD_BYTES];
-    // SAFETY: SRAM is RECORD_BYTES (< 32 KB) readable bytes from 0x0E000000 on every cartridge this ROM declares
-    // (SAVE_TYPE); `copy_u8_unchecked` reads them one byte at a time, as SRAM's 8-bit bus requires, into a
-    // local buffer that does not overlap it.
-    unsafe { copy_u8_unchecked(bytes.as_mut_ptr(), SRAM, RECORD_BYTES) };
-    HighScores::from_bytes(&bytes)
+    // SAFETY: the copy is RECORD_BYTES bytes at index * COPY_STRIDE, inside the 32 KB of SRAM at 0x0E000000 on
+    // every cartridge this ROM declares (SAVE_TYPE); `copy_u8_unchecked` reads them one byte at a time, as SRAM's
+    // 8-bit bus requires, into a local buffer that does not overlap it.
+    unsafe { copy_u8_unchecked(bytes.as_mut_ptr(), SRAM.add(index * COPY_STRIDE), RECORD_BYTES) };
+    Record::from_bytes(&bytes)
 }
 
-/// The table in SRAM, or the defaults if SRAM holds none (which stays there until the next [`store`]).
+/// The current copy (the valid one with the higher sequence number) and its index, if either is valid.
+pub fn current() -> Option<(usize, Record)> {
+    let (a, b) = (read_copy(0).ok(), read_copy(1).ok());
+    match (a, b) {
+        (Some(a), Some(b)) if b.sequence > a.sequence => Some((1, b)),
+        (Some(a), _) => Some((0, a)),
+        (None, Some(b)) => Some((1, b)),
+        (None, None) => None,
+    }
+}
+
+/// The saved table, or the defaults if SRAM holds none (which stays there until the next [`store`]).
 pub fn load() -> HighScores {
-    read().unwrap_or(HighScores::DEFAULT)
+    current().map_or(HighScores::DEFAULT, |(_, copy)| copy.table)
 }
 
-/// Writes `table` to SRAM.
+/// Saves `table` in the copy that is not the current one (copy 0 if neither is valid), with the next sequence
+/// number; at every moment of the write, [`load`] gives the table saved before or `table` (a u32 sequence
+/// number outlasts any cartridge: 4 billion saves).
 pub fn store(table: &HighScores) {
-    let bytes = table.to_bytes();
-    // SAFETY: as in `read`, for writing: RECORD_BYTES bytes of SRAM written a byte at a time from a local buffer.
-    unsafe { copy_u8_unchecked(SRAM, bytes.as_ptr(), RECORD_BYTES) };
+    let (index, sequence) = match current() {
+        Some((i, copy)) => (1 - i, copy.sequence.wrapping_add(1)),
+        None => (0, 1),
+    };
+    let bytes = Record { sequence, table: *table }.to_bytes();
+    // SAFETY: as in `read_copy`, for writing: the copy's RECORD_BYTES bytes of SRAM, written a byte at a time
+    // from a local buffer. The other copy is not touched.
+    unsafe {
+        let at = SRAM.add(index * COPY_STRIDE);
+        at.write_volatile(!MAGIC[0]);
+        copy_u8_unchecked(at.add(1), bytes.as_ptr().add(1), RECORD_BYTES - 1);
+        at.write_volatile(MAGIC[0]);
+    }
 }
 
 /// CRC-16/CCITT-FALSE (polynomial 0x1021, start 0xFFFF): unlike a sum, it catches every changed byte, a byte

@@ -1,129 +1,141 @@
-//! A guard for the IWRAM stack: it grows down from where the BIOS puts it toward the statics (`.bss`), and
-//! nothing stops it when it gets there. [`StackGuard::below_stack`] paints the free stack with a pattern;
-//! [`StackGuard::check`] then says how deep the stack has been (the lowest word no longer holding the pattern)
-//! and fails if it reached the canary, the lowest [`CANARY_BYTES`] just above the statics: loud, instead of
-//! statics silently overwritten.
+//! The stack's guard and its high-water mark.
+//!
+//! The stack grows down from `__stack_top` (0x03007F00, below the BIOS's area) towards `__stack_limit`, under
+//! which linker.ld puts 32 bytes of guard between the stack and `.bss`. [`init`] fills the guard with a canary
+//! and paints the free stack with a pattern; a stack that grows past its limit overwrites the canary, which
+//! [`check`] notices (every frame in debug and soak builds, after every on-target test), and the lowest word
+//! that lost the paint is the deepest the stack has been ([`high_water`]).
+//!
+//! ```ignore
+//! stack::init();                   // first thing in `main`
+//! stack::check().unwrap();         // panics with where the stack went past its limit
+//! let used = stack::high_water();  // bytes, of stack::space()
+//! ```
 
-/// The user stack's top, where the BIOS puts it (GBATEK "BIOS RAM usage": SP_usr = 0x03007F00).
-pub const TOP: usize = 0x0300_7F00;
-/// Bytes at the bottom of the painted area that the stack must never reach.
-pub const CANARY_BYTES: usize = 64;
-/// What every free word of the stack holds until the stack grows over it.
-const PAINT: u32 = 0x5354_4B21;
-/// Words left unpainted below the stack pointer of `below_stack`'s caller: its own frame and its callees'.
-const MARGIN: usize = 64;
+use core::fmt;
 
 unsafe extern "C" {
-    /// The end of the statics in IWRAM (linker.ld): the deepest the stack may go.
-    static __bss_end: u32;
+    // Addresses only (linker.ld): never read as values.
+    static __stack_guard: u32;
+    static __stack_limit: u32;
+    static __stack_top: u32;
 }
 
-/// A painted stretch of unused stack, `[low, high)`, word-aligned.
-pub struct StackGuard {
-    low: *mut u32,
-    high: *mut u32,
+/// The guard's words.
+const CANARY: u32 = 0xDEAD_57AC;
+/// The free stack's words until something writes them.
+const PAINT: u32 = 0x5757_5757;
+
+/// The first byte of the guard.
+pub fn guard() -> usize {
+    (&raw const __stack_guard) as usize
 }
 
-/// The stack grew into the canary: the deepest word it changed.
+/// The stack's lowest allowed address (the byte after the guard).
+pub fn limit() -> usize {
+    (&raw const __stack_limit) as usize
+}
+
+/// The stack's top: the stack pointer at boot.
+pub fn top() -> usize {
+    (&raw const __stack_top) as usize
+}
+
+/// The bytes the stack may use.
+pub fn space() -> usize {
+    top() - limit()
+}
+
+/// The stack pointer now.
+#[inline(always)]
+pub fn pointer() -> usize {
+    let sp: usize;
+    // SAFETY: copies SP into a register; no memory is touched.
+    unsafe { core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+    sp
+}
+
+/// Writes the canary into the guard and paints the stack below the caller: call first thing in `main`, once.
+#[inline(never)]
+pub fn init() {
+    let sp = pointer();
+    // SAFETY: the guard is 32 bytes of IWRAM that linker.ld reserves for this and nothing else uses; the
+    // words from the limit up to the stack pointer are the free stack, which nothing holds (this function calls
+    // nothing while it writes them, and an interrupt handler's frames there are gone when it returns).
+    unsafe {
+        let mut at = guard();
+        while at < limit() {
+            (at as *mut u32).write_volatile(CANARY);
+            at += 4;
+        }
+        while at < sp {
+            (at as *mut u32).write_volatile(PAINT);
+            at += 4;
+        }
+    }
+}
+
+/// The stack went past its limit into `.bss`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Overflow {
-    pub deepest: usize,
+    /// The lowest guard word found overwritten.
+    pub at: usize,
 }
 
-impl StackGuard {
-    /// Paints the stack from the end of the statics up to a little below the caller's stack pointer.
-    pub fn below_stack() -> StackGuard {
-        let sp: usize;
-        // SAFETY: reads the stack pointer into a register; no memory access.
-        unsafe { core::arch::asm!("mov {0}, sp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
-        let low = &raw const __bss_end as *mut u32;
-        let high = ((sp - MARGIN * 4) & !3) as *mut u32;
-        // SAFETY: the words between the end of the statics and below the current stack pointer belong to no Rust
-        // object (only future stack frames, which may overwrite them freely); the interrupt stack is above TOP.
-        unsafe { StackGuard::paint(low, high) }
-    }
-
-    /// Paints `[low, high)` and guards it.
-    ///
-    /// # Safety
-    /// `low..high` must be word-aligned memory, valid for reads and writes, that no Rust reference points into
-    /// while the guard lives (spare stack, or a buffer kept aside for the guard).
-    pub unsafe fn paint(low: *mut u32, high: *mut u32) -> StackGuard {
-        let mut p = low;
-        while p < high {
-            // SAFETY: inside `[low, high)`, which the caller gave this guard.
-            unsafe {
-                p.write_volatile(PAINT);
-                p = p.add(1);
-            }
-        }
-        StackGuard { low, high }
-    }
-
-    /// The address of the deepest word the stack has changed (`high` if none); `Err` if that is inside the
-    /// canary.
-    pub fn check(&self) -> Result<usize, Overflow> {
-        let mut p = self.low;
-        // SAFETY: reads inside `[low, high)` (see `paint`); volatile, as the stack writes it behind the compiler.
-        while p < self.high && unsafe { p.read_volatile() } == PAINT {
-            // SAFETY: p < high.
-            p = unsafe { p.add(1) };
-        }
-        let deepest = p as usize;
-        if deepest < self.low as usize + CANARY_BYTES { Err(Overflow { deepest }) } else { Ok(deepest) }
-    }
-
-    /// Bytes of stack in use at most so far, from [`TOP`] (for the real stack).
-    pub fn high_water(&self) -> Result<usize, Overflow> {
-        self.check().map(|deepest| TOP - deepest)
-    }
-
-    /// Bytes the stack may use before it reaches the canary, from [`TOP`].
-    pub fn room(&self) -> usize {
-        TOP - (self.low as usize + CANARY_BYTES)
+impl fmt::Display for Overflow {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "stack overflow: the stack grew past its limit {:#010x} into .bss (guard word {:#010x} overwritten), it has {} bytes",
+            limit(),
+            self.at,
+            space()
+        )
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A stand-in stack: 64 words, the lowest 16 (CANARY_BYTES) the canary.
-    static mut FAKE: [u32; 64] = [0; 64];
-
-    fn fake() -> (StackGuard, *mut u32) {
-        let base = (&raw mut FAKE).cast::<u32>();
-        // SAFETY: FAKE is used by this test module alone, one test at a time, only through raw pointers.
-        (unsafe { StackGuard::paint(base, base.add(64)) }, base)
+/// `Err` if a guard word lost its canary.
+pub fn check() -> Result<(), Overflow> {
+    let mut at = guard();
+    let mut overwritten = None;
+    while at < limit() {
+        // SAFETY: a word of the guard (see `init`), read only.
+        if unsafe { (at as *const u32).read_volatile() } != CANARY {
+            overwritten.get_or_insert(at);
+        }
+        at += 4;
     }
+    overwritten.map_or(Ok(()), |at| Err(Overflow { at }))
+}
 
-    #[test_case]
-    fn an_untouched_stack_passes() {
-        let (guard, base) = fake();
-        assert_eq!(guard.check(), Ok(base.wrapping_add(64) as usize));
-    }
+/// The most bytes the stack has held since [`init`]: from the top down to the lowest word that lost its paint
+/// (all of [`space`] if the stack reached the limit). A scan of the unused stack, about 5 cycles a word (ARM in
+/// IWRAM): for the overlay, game overs and debug builds, not every frame of a release build.
+pub fn high_water() -> usize {
+    // SAFETY: limit..top is the stack region, word-aligned (linker.ld), readable IWRAM.
+    top() - unsafe { first_unpainted(limit() as *const u32, top() as *const u32) } as usize
+}
 
-    #[test_case]
-    fn the_deepest_write_is_the_high_water_mark() {
-        let (guard, base) = fake();
-        // SAFETY: word 40 of the fake stack.
-        unsafe { base.add(40).write_volatile(7) };
-        assert_eq!(guard.check(), Ok(base.wrapping_add(40) as usize));
+/// The first word in `from..to` that is not [`PAINT`] (`to` if none): ARM code in IWRAM, four words a step.
+///
+/// # Safety
+/// `from..to` must be readable, word-aligned memory.
+#[unsafe(link_section = ".iwram.first_unpainted")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+unsafe fn first_unpainted(from: *const u32, to: *const u32) -> *const u32 {
+    let mut at = from;
+    // SAFETY: every read is of a word in from..to (the caller's promise); the words below the stack pointer
+    // are free and the others belong to live frames, so they are only compared, never written.
+    unsafe {
+        while (to as usize) - (at as usize) >= 16
+            && (*at ^ PAINT) | (*at.add(1) ^ PAINT) | (*at.add(2) ^ PAINT) | (*at.add(3) ^ PAINT) == 0
+        {
+            at = at.add(4);
+        }
+        while at < to && *at == PAINT {
+            at = at.add(1);
+        }
     }
-
-    #[test_case]
-    fn a_write_into_the_canary_is_an_overflow() {
-        let (guard, base) = fake();
-        let last_canary_word = CANARY_BYTES / 4 - 1;
-        // SAFETY: inside the fake stack.
-        unsafe { base.add(last_canary_word).write_volatile(0) };
-        assert_eq!(guard.check(), Err(Overflow { deepest: base.wrapping_add(last_canary_word) as usize }));
-    }
-
-    #[test_case]
-    fn the_real_stack_is_painted_and_unharmed() {
-        let guard = StackGuard::below_stack();
-        let used = guard.high_water().expect("the test ROM's stack stays clear of the statics");
-        assert!(used > 0 && used < guard.room(), "{used} of {} bytes", guard.room());
-    }
+    at
 }

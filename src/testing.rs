@@ -14,10 +14,11 @@
 //! ```
 //! `cargo test` builds it and runs it in the harness (cargo's runner), which reads the protocol described in
 //! `tools/harness/src/protocol.rs`: this side prints `@@tests`, `@@run`, `@@ok` and `@@done`; the panic
-//! handler prints `@@panic`.
+//! handler prints `@@panic`. After each test the stack's guard is checked (`src/stack.rs`): a test that grew the
+//! stack past its limit fails with a stack-overflow panic.
 
 use crate::cycles::Stopwatch;
-use crate::info;
+use crate::{info, stack};
 
 /// Two words at the top of EWRAM (outside the linker script's EWRAM) where the harness says where to start.
 const MAILBOX: *mut u32 = 0x0203_FFF8 as *mut u32;
@@ -42,16 +43,24 @@ impl<T: Fn()> Testable for T {
     }
 }
 
-/// The test runner: runs each test from the one the harness asked for, printing its cycle count.
+/// The test runner: runs each test from the one the harness asked for, printing its cycle count, and fails a
+/// test that overflowed the stack.
 pub fn run(tests: &[&dyn Testable]) {
+    stack::init();
     info!("@@tests {}", tests.len());
-    // SAFETY: the mailbox is EWRAM that nothing else in the program uses (see linker.ld); word-aligned.
+    // SAFETY: the mailbox is EWRAM that nothing else in the program uses (see linker.ld); word-aligned. It is
+    // cleared once read: nothing clears EWRAM at a reset, and a stale request must not start the next run.
     let first = unsafe {
-        if MAILBOX.read_volatile() == MAILBOX_MAGIC { MAILBOX.add(1).read_volatile() as usize } else { 0 }
+        let first = if MAILBOX.read_volatile() == MAILBOX_MAGIC { MAILBOX.add(1).read_volatile() as usize } else { 0 };
+        MAILBOX.write_volatile(0);
+        first
     };
     for (index, test) in tests.iter().enumerate().skip(first) {
         info!("@@run {index} {}", test.name());
         let cycles = test.run_timed();
+        if let Err(overflow) = stack::check() {
+            panic!("{overflow}");
+        }
         info!("@@ok {index} {cycles}");
     }
     info!("@@done");
@@ -71,3 +80,16 @@ macro_rules! test_main {
     };
 }
 pub use test_main;
+
+#[cfg(test)]
+mod tests {
+    use super::{MAILBOX, MAILBOX_MAGIC};
+
+    /// The harness started this run through the mailbox; the runner cleared it once read, so that a reset
+    /// (which leaves EWRAM as it is) cannot replay the request.
+    #[test_case]
+    fn the_mailbox_is_cleared_once_read() {
+        // SAFETY: the mailbox word, word-aligned EWRAM that only the runner and the harness touch.
+        assert_ne!(unsafe { MAILBOX.read_volatile() }, MAILBOX_MAGIC);
+    }
+}

@@ -58,6 +58,15 @@ impl Ink {
 /// Loads the font and the inks, sets up BG0 on an empty map and shows it. Call once, with the display off or
 /// during VBlank if a frame is being drawn.
 pub fn init() {
+    load_font();
+    clear();
+    BG0CNT.write(BackgroundControl::new().with_charblock(CHARBLOCK).with_screenblock(SCREENBLOCK));
+    DISPCNT.write(DISPCNT.read().with_show_bg0(true));
+}
+
+/// Puts the font's tiles in charblock [`CHARBLOCK`] and the inks in their palette banks (plain ROM code, which the
+/// crash screen relies on).
+pub fn load_font() {
     for (i, tile) in FONT_TILES.iter().enumerate() {
         CHARBLOCK0_4BPP.index(i).write(*tile);
     }
@@ -67,9 +76,6 @@ pub fn init() {
             BG_PALETTE.index(ink as usize * 16 + i).write(colour);
         }
     }
-    clear();
-    BG0CNT.write(BackgroundControl::new().with_charblock(CHARBLOCK).with_screenblock(SCREENBLOCK));
-    DISPCNT.write(DISPCNT.read().with_show_bg0(true));
 }
 
 /// Blanks the whole map (every entry tile 0, the space).

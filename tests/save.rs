@@ -1,4 +1,6 @@
-//! The high-score table in cartridge SRAM: round trips, and blank or damaged SRAM loading as the defaults.
+//! The high-score table in cartridge SRAM: round trips through both copies, a damaged copy giving way to the
+//! other, and blank or damaged SRAM loading as the defaults. (A save cut part-way is tested from outside, where
+//! the harness can cut it: tools/harness/tests/save.rs.)
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
@@ -6,7 +8,7 @@
 #![reexport_test_harness_main = "test_main"]
 stackshot::testing::test_main!();
 
-use stackshot::save::{self, Entry, HighScores, Invalid, RECORD_BYTES, SAVE_TYPE, SRAM};
+use stackshot::save::{self, COPIES, COPY_STRIDE, Entry, HighScores, Invalid, RECORD_BYTES, Record, SAVE_TYPE, SRAM};
 
 fn sram_byte(offset: usize) -> u8 {
     assert!(offset < 32 * 1024);
@@ -20,62 +22,103 @@ fn set_sram_byte(offset: usize, value: u8) {
     unsafe { SRAM.add(offset).write_volatile(value) };
 }
 
-fn a_played_table() -> HighScores {
+fn blank() {
+    for offset in 0..COPIES * COPY_STRIDE {
+        set_sram_byte(offset, 0xFF);
+    }
+}
+
+fn a_played_table(name: [u8; 3]) -> HighScores {
     let mut table = HighScores::DEFAULT;
     table.insert(*b"ZED", 123_456);
     table.insert(*b"AMY", 45_000);
-    table.insert(*b"BOB", 12_345);
+    table.insert(name, 12_345);
     table
 }
 
 #[test_case]
-fn a_stored_table_loads_back_the_same() {
-    let table = a_played_table();
-    assert_ne!(table, HighScores::DEFAULT);
-    save::store(&table);
-    assert_eq!(save::read(), Ok(table));
-    assert_eq!(save::load(), table);
-    assert_eq!([sram_byte(0), sram_byte(1), sram_byte(2), sram_byte(3)], *b"SSHS");
+fn stores_alternate_between_the_copies_and_the_newest_loads() {
+    blank();
+    assert_eq!(save::current(), None);
+    let tables = [a_played_table(*b"ONE"), a_played_table(*b"TWO"), a_played_table(*b"TRI")];
+    for (n, table) in tables.iter().enumerate() {
+        save::store(table);
+        let sequence = n as u32 + 1;
+        assert_eq!(save::current(), Some((n % 2, Record { sequence, table: *table })), "store {n}");
+        assert_eq!(save::load(), *table);
+        let copy = n % 2 * COPY_STRIDE;
+        assert_eq!([sram_byte(copy), sram_byte(copy + 1), sram_byte(copy + 2), sram_byte(copy + 3)], *b"SSHS");
+    }
+    // The older copy still holds the table before.
+    assert_eq!(save::read_copy(1).map(|c| c.table), Ok(tables[1]));
+}
+
+/// Blank SRAM, then two tables stored: the older, the newest, and the index of the newest's copy.
+fn two_saves() -> (HighScores, HighScores, usize) {
+    let (older, newest) = (a_played_table(*b"OLD"), a_played_table(*b"NEW"));
+    blank();
+    save::store(&older);
+    save::store(&newest);
+    (older, newest, save::current().unwrap().0)
 }
 
 #[test_case]
-fn any_damaged_byte_loads_the_defaults() {
-    let table = a_played_table();
-    for offset in 0..RECORD_BYTES {
-        save::store(&table);
+fn any_damaged_byte_of_the_newest_copy_loads_the_older_table() {
+    let (older, newest, index) = two_saves();
+    for offset in index * COPY_STRIDE..index * COPY_STRIDE + RECORD_BYTES {
         for flip in [0x01, 0x80, 0xFF] {
             let good = sram_byte(offset);
             set_sram_byte(offset, good ^ flip);
-            let expected = match offset {
+            let expected = match offset % COPY_STRIDE {
                 0..4 => Invalid::NoRecord,
-                4 => Invalid::Version(1 ^ flip),
+                4 => Invalid::Version(2 ^ flip),
                 _ => Invalid::Checksum,
             };
-            assert_eq!(save::read(), Err(expected), "byte {offset} ^ {flip:#x}");
-            assert_eq!(save::load(), HighScores::DEFAULT);
+            assert_eq!(save::read_copy(index), Err(expected), "byte {offset} ^ {flip:#x}");
+            assert_eq!(save::load(), older, "byte {offset} ^ {flip:#x}");
             set_sram_byte(offset, good);
         }
     }
-    assert_eq!(save::read(), Ok(table), "restoring every byte restores the table");
+    assert_eq!(save::load(), newest, "restoring every byte restores the newest table");
+}
+
+#[test_case]
+fn a_damaged_older_copy_is_passed_over_and_both_damaged_load_the_defaults() {
+    let (older, newest, index) = two_saves();
+    let other = (1 - index) * COPY_STRIDE;
+    set_sram_byte(other + 10, sram_byte(other + 10) ^ 0x40);
+    assert_eq!(save::load(), newest);
+    set_sram_byte(index * COPY_STRIDE + 10, sram_byte(index * COPY_STRIDE + 10) ^ 0x40);
+    assert_eq!(save::current(), None);
+    assert_eq!(save::load(), HighScores::DEFAULT);
+    // The next store starts again from copy 0.
+    save::store(&older);
+    assert_eq!(save::current(), Some((0, Record { sequence: 1, table: older })));
 }
 
 #[test_case]
 fn blank_or_zeroed_sram_loads_the_defaults() {
     for blank in [0xFF, 0x00] {
-        for offset in 0..RECORD_BYTES {
+        for offset in 0..COPIES * COPY_STRIDE {
             set_sram_byte(offset, blank);
         }
-        assert_eq!(save::read(), Err(Invalid::NoRecord), "all {blank:#x}");
+        assert_eq!(save::read_copy(0), Err(Invalid::NoRecord), "all {blank:#x}");
+        assert_eq!(save::read_copy(1), Err(Invalid::NoRecord), "all {blank:#x}");
         assert_eq!(save::load(), HighScores::DEFAULT);
     }
 }
 
 #[test_case]
-fn store_writes_only_the_record() {
-    set_sram_byte(RECORD_BYTES, 0x5A);
+fn a_store_writes_only_the_copy_it_replaces() {
+    blank();
+    save::store(&a_played_table(*b"OLD"));
+    let end = COPIES * COPY_STRIDE;
+    set_sram_byte(end, 0x5A);
+    let current: [u8; RECORD_BYTES] = core::array::from_fn(sram_byte);
     save::store(&HighScores::DEFAULT);
-    assert_eq!(sram_byte(RECORD_BYTES), 0x5A);
-    assert_eq!(save::read(), Ok(HighScores::DEFAULT));
+    assert_eq!(sram_byte(end), 0x5A, "the byte after the copies");
+    assert!((0..RECORD_BYTES).all(|i| sram_byte(i) == current[i]), "the copy that was current");
+    assert_eq!(save::load(), HighScores::DEFAULT);
 }
 
 #[test_case]

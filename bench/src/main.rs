@@ -17,7 +17,7 @@ mod work;
 
 use core::mem::MaybeUninit;
 use pools::{Arena, Borrowed, Slab};
-use stackshot::stack::StackGuard;
+use stackshot::stack;
 use stackshot_alloc::heap::{Heap, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::{FlagPool, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
@@ -39,7 +39,7 @@ static mut BORROWED: Borrowed = Borrowed { ptr_slots: [MaybeUninit::uninit(); SL
 extern "C" fn main() -> ! {
     timing::check_build();
     helpers::check();
-    let guard = StackGuard::below_stack();
+    stack::init();
     // SAFETY: `main` runs once, with no interrupts enabled; these are the only references to the statics.
     let (work, region, borrowed, global) = unsafe {
         (
@@ -56,20 +56,20 @@ extern "C" fn main() -> ! {
     }
 
     pool_suite(region, work, borrowed);
-    stack_intact(&guard, "pools");
+    stack_intact("pools");
     heaps::space(region);
-    stack_intact(&guard, "space");
+    stack_intact("space");
     let mut left = [[heaps::Leftover::default(); 4]; traces::ALL.len()];
     for (trace, left) in traces::ALL.iter().zip(left.iter_mut()) {
         *left = heaps::compare(region, trace, work);
-        stack_intact(&guard, trace.name);
+        stack_intact(trace.name);
     }
     heaps::fragmentation(&left);
-    stack_intact(&guard, "fragmentation");
+    stack_intact("fragmentation");
 
-    let used = guard.high_water().expect("checked above");
+    let used = stack::high_water();
     report::table("stack", &["Stack, ", BUILD], &["stack used at most", "room above the statics", "canary"]);
-    report::row("stack", format_args!("{used} bytes|{} bytes|intact after every table", guard.room()));
+    report::row("stack", format_args!("{used} bytes|{} bytes|intact after every table", stack::space()));
     stackshot::info!("@@done");
     loop {
         gba::bios::VBlankIntrWait();
@@ -77,9 +77,9 @@ extern "C" fn main() -> ! {
 }
 
 /// Fails loudly if the stack has grown into the statics (where it would corrupt figures silently).
-fn stack_intact(guard: &StackGuard, table: &str) {
-    if let Err(overflow) = guard.check() {
-        panic!("the stack reached the statics (down to {:#010x}) during the {table} table", overflow.deepest);
+fn stack_intact(table: &str) {
+    if let Err(overflow) = stack::check() {
+        panic!("during the {table} table: {overflow}");
     }
 }
 

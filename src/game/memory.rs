@@ -9,6 +9,7 @@ use super::particles::Particle;
 use super::pickups::Pickup;
 use super::sprites::Shadow;
 use super::telemetry::Telemetry;
+use crate::crash;
 use gba::gba_cell::GbaCell;
 use stackshot_alloc::heap::Heap;
 use stackshot_alloc::pool::IndexPool;
@@ -89,6 +90,23 @@ impl Memory {
                 heap: Heap::from_raw(region.cast(), HEAP_BYTES).expect("4 KB is a valid heap region"),
                 fallbacks: 0,
             }
+        }
+    }
+
+    /// Puts every pool, the sprite slots and the heap on the crash screen (`src/crash.rs`). Call once, on the
+    /// `Memory` that `run` keeps for good.
+    pub fn watch(&self) {
+        // SAFETY: the pools and the sprite table are statics; the heap is a field of `self`, which `run` owns
+        // until the program ends and never moves after this call (it only lends it out). The crash screen
+        // only reads them.
+        unsafe {
+            crash::watch_pool("SHOTS", core::ptr::from_ref::<PlayerBullets>(self.player_bullets));
+            crash::watch_pool("BULLETS", core::ptr::from_ref::<EnemyBullets>(self.enemy_bullets));
+            crash::watch_pool("SPARKS", core::ptr::from_ref::<Particles>(self.particles));
+            crash::watch_pool("ENEMIES", core::ptr::from_ref::<Enemies>(self.enemies));
+            crash::watch_pool("ITEMS", core::ptr::from_ref::<Pickups>(self.pickups));
+            crash::watch_pool("SPRITES", core::ptr::from_ref::<Shadow>(self.shadow));
+            crash::watch_heap(&self.heap);
         }
     }
 

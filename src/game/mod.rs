@@ -28,6 +28,7 @@ use crate::overlay::{self, PoolGauge};
 use stackshot_alloc::iwram::pool_get_mut;
 use crate::save::{self, HighScores};
 use crate::sound::{self, Effect};
+use crate::stack;
 use crate::text::{self, Ink};
 use crate::assets;
 use agb_fixnum::Num;
@@ -127,6 +128,7 @@ struct Game {
 }
 
 pub fn run() -> ! {
+    stack::init();
     DISPCNT.write(DisplayControl::new().with_forced_blank(true));
     assets::load_sprites();
     for i in 1..16 {
@@ -136,12 +138,16 @@ pub fn run() -> ! {
     text::init();
     stars::init();
     sound::init();
+    let mut mem = Memory::take();
+    mem.watch();
+    // Nothing clears OAM at power-on, and a flash cart's quick boot leaves it as the last program did: the
+    // empty sprite table goes there before the display shows sprites.
+    mem.shadow.copy_to_oam();
     DISPCNT.write(DISPCNT.read().with_show_obj(true).with_obj_vram_1d(true).with_forced_blank(false));
     DISPSTAT.write(DisplayStatus::new().with_irq_vblank(true));
     IE.write(IrqBits::VBLANK);
     IME.write(true);
 
-    let mut mem = Memory::take();
     let stats = telemetry::take();
     let mut game = Game::new(save::load());
     game.enter_title();
@@ -174,7 +180,13 @@ pub fn run() -> ! {
         stats.max_cycles = stats.max_cycles.max(cycles);
         mem.record(stats);
         #[cfg(debug_assertions)]
-        mem.check();
+        {
+            mem.check();
+            if let Err(overflow) = stack::check() {
+                panic!("{overflow}");
+            }
+            stats.stack_peak = stack::high_water() as u32;
+        }
     }
 }
 
@@ -324,6 +336,7 @@ impl Game {
         self.flash = 0;
         stats.game_overs += 1;
         stats.leak_checks += 1;
+        stats.stack_peak = stack::high_water() as u32;
         if !mem.is_empty() {
             stats.leak_failures += 1;
             crate::error!("leak check failed at game over {}: a pool or the heap is not empty", stats.game_overs);

@@ -11,6 +11,7 @@ use crate::assets::Sprite;
 use super::sweep::sweep;
 use crate::fast::fill_words;
 use stackshot_alloc::pool::{CheckError, IndexPool, ValueStack};
+use crate::crash::Gauge;
 
 /// OAM entries.
 pub const SLOTS: usize = 128;
@@ -154,6 +155,13 @@ impl Shadow {
         unsafe {
             gba::mem::copy_u32x8_unchecked(0x0700_0000 as *mut [u32; 8], self.words.as_ptr().cast(), WORDS / 8)
         };
+    }
+}
+
+/// The sprite slots drawn this frame, for the crash screen.
+impl Gauge for Shadow {
+    fn gauge(&self) -> (usize, usize) {
+        (self.slots_used(), SLOTS)
     }
 }
 

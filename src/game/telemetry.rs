@@ -77,6 +77,9 @@ pub struct Telemetry {
     pub kills: u32,
     /// 112..132: the high-score table's scores, best first, as loaded from SRAM or last saved.
     pub table: [u32; 5],
+    /// 132: the most bytes the stack has held (`stack::high_water`), measured at each game over (every frame
+    /// in debug builds).
+    pub stack_peak: u32,
 }
 
 impl Telemetry {
@@ -106,6 +109,7 @@ impl Telemetry {
             leak_failures: 0,
             kills: 0,
             table: [0; 5],
+            stack_peak: 0,
         }
     }
 }

@@ -52,6 +52,13 @@ impl Elf {
         })
     }
 
+    /// The value of the symbol named exactly `name`, of any kind: linker-script symbols such as `__stack_top`
+    /// (which `symbols` leaves out: they have no size) included.
+    pub fn address_of(&self, name: &str) -> Option<u32> {
+        let file = object::File::parse(&*self.data).ok()?;
+        file.symbols().find(|s| s.name() == Ok(name)).map(|s| s.address() as u32)
+    }
+
     /// The function that contains `address`, if any.
     pub fn function_at(&self, address: u32) -> Option<&Symbol> {
         self.symbols.iter().find(|s| s.function && (s.address..s.address + s.size).contains(&address))

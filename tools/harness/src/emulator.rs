@@ -9,6 +9,10 @@ pub const WIDTH: usize = 240;
 pub const HEIGHT: usize = 160;
 /// CPU cycles in one frame (GBATEK: 228 lines of 1,232 cycles).
 pub const CYCLES_PER_FRAME: u64 = 280_896;
+/// The RAM a ROM finds at power-on (GBATEK "GBA Memory Map"): start and size in bytes of EWRAM, IWRAM, palette
+/// RAM, VRAM and OAM.
+pub const RAM: [(u32, u32); 5] =
+    [(0x0200_0000, 256 << 10), (0x0300_0000, 32 << 10), (0x0500_0000, 1 << 10), (0x0600_0000, 96 << 10), (0x0700_0000, 1 << 10)];
 
 #[repr(C)]
 struct Shim {
@@ -29,6 +33,14 @@ unsafe extern "C" {
     fn shim_write32(s: *mut Shim, address: u32, value: u32);
     fn shim_cycles(s: *mut Shim) -> u64;
     fn shim_pixels(s: *mut Shim) -> *const u32;
+    fn shim_sram_writes(s: *mut Shim) -> u64;
+    fn shim_cut_sram_after(s: *mut Shim, left: i64);
+    fn shim_sram_clone(s: *mut Shim, out: *mut *mut u8) -> usize;
+    fn shim_sram_restore(s: *mut Shim, data: *const u8, size: usize) -> c_int;
+    fn shim_free(p: *mut u8);
+    fn shim_state_size(s: *mut Shim) -> usize;
+    fn shim_save_state(s: *mut Shim, state: *mut u8) -> c_int;
+    fn shim_load_state(s: *mut Shim, state: *const u8) -> c_int;
     fn shim_gdb_listen(s: *mut Shim, port: u16, address: *const c_char) -> c_int;
     fn shim_gdb_attached(s: *mut Shim) -> c_int;
     fn shim_close(s: *mut Shim);
@@ -113,11 +125,82 @@ impl Emulator {
         }
     }
 
+    /// Fills EWRAM, IWRAM, palette RAM, VRAM and OAM with a non-zero pattern (a xorshift sequence from
+    /// `seed`), as a flash cart's quick boot leaves them. Call right after [`Emulator::open`] or
+    /// [`Emulator::reset`], before the first frame: the ROM's first instruction has not run yet.
+    pub fn fill_ram(&mut self, seed: u32) {
+        let mut x = seed | 1;
+        for (start, bytes) in RAM {
+            for offset in (0..bytes).step_by(4) {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                self.write32(start + offset, x);
+            }
+        }
+    }
+
     /// Presses the console's reset button: the ROM starts again, the save file stays.
     pub fn reset(&mut self) {
         // SAFETY: the shim is open.
         unsafe { shim_reset(self.shim) };
         self.frames = 0;
+    }
+
+    /// SRAM byte writes the CPU made since the ROM was loaded, cut ones included.
+    pub fn sram_writes(&self) -> u64 {
+        // SAFETY: the shim is open.
+        unsafe { shim_sram_writes(self.shim) }
+    }
+
+    /// Lets `left` more SRAM byte writes through and drops every later one until the next [`Emulator::reset`]:
+    /// the cartridge's SRAM as a power cut at that moment leaves it. `None` lifts the cut.
+    pub fn cut_sram_after(&mut self, left: Option<u64>) {
+        // SAFETY: the shim is open.
+        unsafe { shim_cut_sram_after(self.shim, left.map_or(-1, |n| n as i64)) }
+    }
+
+    /// The cartridge's whole save memory (32 KB of SRAM once the ROM has touched it).
+    pub fn sram(&self) -> Vec<u8> {
+        let mut data = std::ptr::null_mut();
+        // SAFETY: the shim is open; it mallocs `size` bytes into `data` (or returns 0 and leaves it null), which
+        // are copied out and freed with the shim's `free`.
+        unsafe {
+            let size = shim_sram_clone(self.shim, &mut data);
+            if data.is_null() {
+                return Vec::new();
+            }
+            let copy = std::slice::from_raw_parts(data, size).to_vec();
+            shim_free(data);
+            copy
+        }
+    }
+
+    /// Replaces the save memory (and the save file, if one is loaded) with `data`.
+    pub fn set_sram(&mut self, data: &[u8]) -> Result<(), String> {
+        // SAFETY: the shim is open; mGBA copies `data`, which outlives the call.
+        match unsafe { shim_sram_restore(self.shim, data.as_ptr(), data.len()) } {
+            0 => Ok(()),
+            _ => Err("mGBA refused the save data".into()),
+        }
+    }
+
+    /// The machine's whole state (CPU, memory, I/O, but not the save memory), to come back to.
+    pub fn save_state(&self) -> Vec<u8> {
+        // SAFETY: the shim is open; the buffer is the size mGBA asks for.
+        unsafe {
+            let mut state = vec![0; shim_state_size(self.shim)];
+            assert_eq!(shim_save_state(self.shim, state.as_mut_ptr()), 0, "mGBA could not save its state");
+            state
+        }
+    }
+
+    /// Goes back to a state from [`Emulator::save_state`] of the same ROM; the save memory stays as it is.
+    pub fn load_state(&mut self, state: &[u8]) {
+        // SAFETY: the shim is open; mGBA reads the state's bytes, whose length it checks against its own size.
+        assert_eq!(state.len(), unsafe { shim_state_size(self.shim) }, "a state of another machine");
+        // SAFETY: as above.
+        assert_eq!(unsafe { shim_load_state(self.shim, state.as_ptr()) }, 0, "mGBA could not load the state");
     }
 
     /// Runs one frame (280,896 cycles) with the keys last set.
@@ -172,11 +255,16 @@ impl Emulator {
         unsafe { shim_cycles(self.shim) }
     }
 
+    /// The last frame as 240×160 pixels in mGBA's format (XBGR8888, red in the low byte).
+    pub fn pixels(&self) -> &[u32] {
+        // SAFETY: the shim owns a WIDTH×HEIGHT pixel buffer for as long as it is open; `&self` keeps the next
+        // frame (which rewrites it) from running while the slice is borrowed.
+        unsafe { std::slice::from_raw_parts(shim_pixels(self.shim), WIDTH * HEIGHT) }
+    }
+
     /// The last frame as 240×160 RGB triples.
     pub fn screen_rgb(&self) -> Vec<u8> {
-        // SAFETY: the shim owns a WIDTH×HEIGHT pixel buffer for as long as it is open.
-        let pixels = unsafe { std::slice::from_raw_parts(shim_pixels(self.shim), WIDTH * HEIGHT) };
-        pixels.iter().flat_map(|&p| [p as u8, (p >> 8) as u8, (p >> 16) as u8]).collect()
+        self.pixels().iter().flat_map(|&p| [p as u8, (p >> 8) as u8, (p >> 16) as u8]).collect()
     }
 
     /// Writes the last frame as a PNG.

@@ -6,4 +6,5 @@ pub mod header;
 pub mod keys;
 pub mod protocol;
 pub mod runner;
+pub mod screen;
 pub mod telemetry;

@@ -7,6 +7,7 @@
 #include <mgba/core/config.h>
 #include <mgba/debugger/debugger.h>
 #include <mgba/internal/debugger/gdb-stub.h>
+#include <mgba/internal/arm/arm.h>
 #include <mgba-util/socket.h>
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -22,7 +23,38 @@ struct shim {
 	struct mCore *core;
 	uint32_t pixels[WIDTH * HEIGHT];
 	struct GDBStub *gdb;
+	/* The CPU's own byte store, which `sram_store8` wraps to count (and cut) SRAM writes. */
+	void (*store8)(struct ARMCore *, uint32_t address, int8_t value, int *cycles);
+	uint64_t sram_writes;
+	/* SRAM writes still let through before the cut; negative: no cut. */
+	int64_t sram_left;
 };
+
+/* The open emulators of this thread: a CPU's byte store finds its shim here. An emulator runs on the thread
+ * that opened it (the Rust side is not Send), so no lock is needed. */
+#define MAX_PER_THREAD 8
+static _Thread_local struct shim *open_shims[MAX_PER_THREAD];
+
+/* Every byte store of the CPU: SRAM (0x0E000000-0x0FFFFFFF, an 8-bit bus, written a byte at a time) is counted,
+ * and once the cut is reached its writes are dropped, as a power cut would leave it. */
+static void sram_store8(struct ARMCore *cpu, uint32_t address, int8_t value, int *cycles) {
+	struct shim *s = NULL;
+	for (int i = 0; i < MAX_PER_THREAD; ++i) {
+		if (open_shims[i] && open_shims[i]->core->cpu == cpu) {
+			s = open_shims[i];
+		}
+	}
+	if (s && address >> 25 == 0x0E >> 1) {
+		if (s->sram_left == 0) {
+			return;
+		}
+		if (s->sram_left > 0) {
+			--s->sram_left;
+		}
+		++s->sram_writes;
+	}
+	s->store8(cpu, address, value, cycles);
+}
 
 static shim_log_fn log_callback;
 
@@ -62,6 +94,21 @@ struct shim *shim_open(const char *path) {
 		return NULL;
 	}
 	s->core->reset(s->core);
+	int slot = 0;
+	while (slot < MAX_PER_THREAD && open_shims[slot]) {
+		++slot;
+	}
+	if (slot == MAX_PER_THREAD) {
+		s->core->unloadROM(s->core);
+		s->core->deinit(s->core);
+		free(s);
+		return NULL;
+	}
+	open_shims[slot] = s;
+	struct ARMCore *cpu = s->core->cpu;
+	s->store8 = cpu->memory.store8;
+	cpu->memory.store8 = sram_store8;
+	s->sram_left = -1;
 	return s;
 }
 
@@ -72,7 +119,24 @@ int shim_load_save(struct shim *s, const char *path) {
 
 void shim_reset(struct shim *s) {
 	s->core->reset(s->core);
+	s->sram_left = -1;
 }
+
+uint64_t shim_sram_writes(struct shim *s) { return s->sram_writes; }
+/* From now on `left` more SRAM byte writes go through, then none until the next reset; -1: no cut. */
+void shim_cut_sram_after(struct shim *s, int64_t left) { s->sram_left = left; }
+
+/* The whole cartridge save (SRAM), copied out or replaced; the copy is freed with shim_free. */
+size_t shim_sram_clone(struct shim *s, void **out) { return s->core->savedataClone(s->core, out); }
+int shim_sram_restore(struct shim *s, const void *data, size_t size) {
+	return s->core->savedataRestore(s->core, data, size, true) ? 0 : -1;
+}
+void shim_free(void *p) { free(p); }
+
+/* The machine's whole state (CPU, memory, I/O; not the save), as mGBA's save states hold it. */
+size_t shim_state_size(struct shim *s) { return s->core->stateSize(s->core); }
+int shim_save_state(struct shim *s, void *state) { return s->core->saveState(s->core, state) ? 0 : -1; }
+int shim_load_state(struct shim *s, const void *state) { return s->core->loadState(s->core, state) ? 0 : -1; }
 
 void shim_run_frame(struct shim *s) {
 	if (s->gdb) {
@@ -134,6 +198,11 @@ void shim_close(struct shim *s) {
 		s->core->detachDebugger(s->core);
 		GDBStubShutdown(s->gdb);
 		free(s->gdb);
+	}
+	for (int i = 0; i < MAX_PER_THREAD; ++i) {
+		if (open_shims[i] == s) {
+			open_shims[i] = NULL;
+		}
 	}
 	s->core->unloadROM(s->core);
 	s->core->deinit(s->core);

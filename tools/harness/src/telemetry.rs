@@ -18,14 +18,14 @@ pub mod state {
 }
 
 /// Now and peak of one pool.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolUse {
     pub now: u32,
     pub peak: u32,
 }
 
 /// Field by field as on the GBA; byte offsets in the comments.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Telemetry {
     pub magic: u32,         // 0
     pub state: u32,         // 4
@@ -50,10 +50,11 @@ pub struct Telemetry {
     pub leak_failures: u32,  // 104
     pub kills: u32,          // 108
     pub table: [u32; 5],     // 112
+    pub stack_peak: u32,     // 132
 }
 
 /// Words in the struct.
-const WORDS: u32 = 33;
+const WORDS: u32 = 34;
 
 /// Where the telemetry is in a ROM's memory.
 #[derive(Clone, Copy, Debug)]
@@ -97,6 +98,7 @@ impl Probe {
             leak_failures: w[26],
             kills: w[27],
             table: [w[28], w[29], w[30], w[31], w[32]],
+            stack_peak: w[33],
         };
         assert_eq!(t.magic, MAGIC, "no telemetry at {:#010x}: stale layout or not booted", self.address);
         t

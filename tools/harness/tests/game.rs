@@ -1,133 +1,15 @@
 //! The game played from outside, in the emulator, with scripted and generated input: scoring, game over, the
 //! high-score table across a reset, reference screenshots, a heavy two-minute session measured, and an hour
-//! of random play on the debug build with the allocators checked every frame.
+//! of random play on the debug build with the allocators checked every frame. The scripted game and the hour
+//! run twice side by side, on RAM as mGBA clears it and on dirty RAM (`common::Twins`): every frame must match.
 mod common;
 
-use harness::elf::Elf;
+use common::{Console, Game, SHIP_TILE, Twins, debug_elf, key, objects, play, stack_headroom};
 use harness::emulator::{CYCLES_PER_FRAME, Emulator, HEIGHT, WIDTH};
-use harness::keys::{Script, bit};
-use harness::protocol::Message;
-use std::path::{Path, PathBuf};
-use harness::telemetry::{Probe, Telemetry, state};
-
-fn key(name: &str) -> u32 {
-    bit(name).unwrap()
-}
-
-/// A ROM running, with its telemetry.
-struct Game {
-    emu: Emulator,
-    probe: Probe,
-}
-
-impl Game {
-    fn open(rom: &Path, elf: &Path) -> Game {
-        Game { emu: Emulator::open(rom).unwrap(), probe: Probe::new(&Elf::read(elf).unwrap()).unwrap() }
-    }
-
-    fn release() -> Game {
-        Game::open(&common::rom(), &common::elf())
-    }
-
-    /// Runs one frame holding `keys`; panics if the ROM panicked.
-    fn frame(&mut self, keys: u32) -> Telemetry {
-        self.emu.set_keys(keys);
-        self.emu.run_frame();
-        for line in self.emu.take_log() {
-            if let Message::Panic(_) = Message::parse(&line.text) {
-                panic!("frame {}: {}", self.emu.frames(), line.text);
-            }
-        }
-        self.probe.read(&self.emu)
-    }
-
-    /// Runs `script` from the current frame to its end, and two frames more for the game to act on the last
-    /// keys (it reads them at the start of its next frame); returns the last telemetry.
-    fn script(&mut self, script: &Script) -> Telemetry {
-        let mut t = Telemetry::default();
-        while self.emu.frames() <= script.last_frame() + 2 {
-            let keys = script.keys_at(self.emu.frames());
-            t = self.frame(keys);
-        }
-        t
-    }
-}
-
-/// One sprite on screen, from OAM: its centre and its first tile (which tells what it is).
-#[derive(Clone, Copy, Debug)]
-struct Object {
-    x: i32,
-    y: i32,
-    tile: u16,
-}
-
-/// The visible sprites, from OAM.
-fn objects(emu: &Emulator) -> Vec<Object> {
-    (0..128u32)
-        .filter_map(|i| {
-            let (a0, a1, a2) = (emu.read16(0x0700_0000 + 8 * i), emu.read16(0x0700_0002 + 8 * i), emu.read16(0x0700_0004 + 8 * i));
-            if a0 & 0x0300 == 0x0200 {
-                return None;
-            }
-            let size = [8, 16, 32, 64][usize::from(a1 >> 14)];
-            let (mut x, mut y) = (i32::from(a1 & 0x1FF), i32::from(a0 & 0xFF));
-            if x >= 240 {
-                x -= 512;
-            }
-            if y >= 160 {
-                y -= 256;
-            }
-            Some(Object { x: x + size / 2, y: y + size / 2, tile: a2 & 0x3FF })
-        })
-        .collect()
-}
-
-/// First tiles of the art (build.rs lays the sprites out in name order): what the bot tells apart.
-const SHIP_TILE: u16 = 39;
-const ENEMY_BULLET_TILE: u16 = 24;
-const ENEMY_TILES: [u16; 5] = [0, 16, 20, 29, 35];
-
-/// A player that reads the screen: fires all the time, moves under the nearest enemy, sidesteps what comes at
-/// it and bombs when cornered. It scores, and dies now and then. Returns the keys for this frame.
-fn bot(emu: &Emulator, t: &Telemetry) -> u32 {
-    let objects = objects(emu);
-    let Some(ship) = objects.iter().find(|o| o.tile == SHIP_TILE).copied() else { return key("A") };
-    let mut keys = key("A");
-    let threats: Vec<&Object> = objects
-        .iter()
-        .filter(|o| o.tile == ENEMY_BULLET_TILE || ENEMY_TILES.contains(&o.tile))
-        .filter(|o| (o.x - ship.x).abs() < 22 && o.y < ship.y + 12 && o.y > ship.y - 44)
-        .collect();
-    if let Some(near) = threats.iter().min_by_key(|o| (o.x - ship.x).abs() + (ship.y - o.y).abs()) {
-        let close = (near.x - ship.x).abs() < 7 && (ship.y - near.y).abs() < 10;
-        if close && t.bombs > 0 && threats.len() > 2 {
-            keys |= key("B");
-        }
-        let go_left = if ship.x < 24 { false } else if ship.x > 216 { true } else { near.x >= ship.x };
-        keys |= if go_left { key("LEFT") } else { key("RIGHT") };
-        if near.y > ship.y - 16 && ship.y < 140 {
-            keys |= key("DOWN");
-        }
-    } else if let Some(prey) = objects.iter().filter(|o| ENEMY_TILES.contains(&o.tile)).min_by_key(|o| (o.x - ship.x).abs()) {
-        if prey.x < ship.x - 2 {
-            keys |= key("LEFT");
-        } else if prey.x > ship.x + 2 {
-            keys |= key("RIGHT");
-        }
-        if ship.y < 130 {
-            keys |= key("DOWN");
-        }
-    }
-    keys
-}
-
-/// The game built with debug assertions (the `soak` profile: release code, `cfg(debug_assertions)` on), whose
-/// every frame checks every pool's and the heap's invariants.
-fn debug_elf() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/thumbv4t-none-eabi/soak/stackshot");
-    assert!(path.exists(), "{} is missing: `cargo build --profile soak` at the root (make test does)", path.display());
-    path
-}
+use harness::keys::Script;
+use harness::telemetry::{Telemetry, state};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::PathBuf;
 
 /// The ship's centre, from OAM; runs up to 8 more frames (no keys) while it blinks after a (re)spawn.
 fn ship(g: &mut Game) -> (i32, i32) {
@@ -138,25 +20,6 @@ fn ship(g: &mut Game) -> (i32, i32) {
         g.frame(0);
     }
     panic!("no ship on screen");
-}
-
-/// Plays from the title with the bot until `done` says so or `limit` frames pass; on the game-over screen it
-/// continues (A) so the session goes on. Returns the last telemetry.
-fn play(g: &mut Game, limit: u64, continues: bool, mut done: impl FnMut(u64, &Telemetry, &Emulator) -> bool) -> Telemetry {
-    let mut t = g.frame(0);
-    for n in 0..limit {
-        let keys = match t.state {
-            state::TITLE if n % 20 == 10 => key("START"),
-            state::PLAYING => bot(&g.emu, &t),
-            state::GAME_OVER if continues && n % 20 == 10 => key("A"),
-            _ => 0,
-        };
-        t = g.frame(keys);
-        if done(n, &t, &g.emu) {
-            break;
-        }
-    }
-    t
 }
 
 #[test]
@@ -266,20 +129,26 @@ fn matches_reference(emu: &Emulator, name: &str) -> Result<(), String> {
     Err(format!("{name}: {differing} pixels differ from {}; the screen is in {}", reference.display(), path.display()))
 }
 
+fn release_twins() -> Twins {
+    Twins::open(&common::rom(), &common::elf())
+}
+
+/// The scripted game (title, heavy play, game over) against the reference screenshots, on a clean and on a
+/// dirty boot that must match it frame for frame.
 #[test]
-fn screenshots_of_title_play_and_game_over_match_the_references() {
+fn the_scripted_game_shows_the_reference_screens_on_clean_and_on_dirty_ram() {
     let mut failures = Vec::new();
-    let mut g = Game::release();
+    let mut g = release_twins();
     g.script(&Script::parse("0-89 R").unwrap());
-    failures.extend(matches_reference(&g.emu, "title").err());
+    failures.extend(matches_reference(g.emu(), "title").err());
 
     // Heavy play: the first busy moment of the bot's game (deterministic: the bot reads the screen, the game
     // seeds its randomness from the frame count).
     let t = play(&mut g, 7_200, true, |_, t, _| t.state == state::PLAYING && t.enemy_bullets.now >= 20 && t.enemies.now >= 8);
     assert_eq!(t.state, state::PLAYING);
-    failures.extend(matches_reference(&g.emu, "play").err());
+    failures.extend(matches_reference(g.emu(), "play").err());
 
-    let mut g = Game::release();
+    let mut g = release_twins();
     let mut t = g.script(&Script::parse("30 START").unwrap());
     while t.state != state::GAME_OVER && t.state != state::NAME_ENTRY {
         t = g.frame(0);
@@ -287,7 +156,8 @@ fn screenshots_of_title_play_and_game_over_match_the_references() {
     for _ in 0..30 {
         g.frame(0);
     }
-    failures.extend(matches_reference(&g.emu, "gameover").err());
+    failures.extend(matches_reference(g.emu(), "gameover").err());
+    assert_eq!((t.leak_checks, t.leak_failures), (1, 0));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -308,6 +178,28 @@ fn a_heavy_two_minute_session_never_slows_down() {
     assert!(t.last_cycles > 0 && t.last_cycles <= t.max_cycles);
     assert!(u64::from(t.max_cycles) < CYCLES_PER_FRAME, "a frame took {} cycles: the game slowed down", t.max_cycles);
     assert_eq!(t.leak_failures, 0);
+    // The IWRAM budget: the deepest stack of the session (measured at each game over) and 2 KB to spare.
+    stack_headroom(&common::elf(), t.stack_peak, 2048);
+}
+
+/// WAITCNT (GBATEK): the cartridge's wait states, and bit 14, the prefetch buffer.
+const WAITCNT: u32 = 0x0400_0204;
+const PREFETCH: u16 = 1 << 14;
+
+/// The heavy session again with the cartridge's prefetch buffer off and the ROM's wait states kept (3 and 1,
+/// as `__start` sets them): mGBA's model of the prefetch buffer is approximate, and on hardware it can only make
+/// ROM code faster than this, so this is the frame budget's safe side (docs/timing.md).
+#[test]
+fn a_heavy_session_without_the_prefetch_buffer_still_fits_the_frame() {
+    let mut g = Game::release();
+    g.frame(0);
+    let waitcnt = g.emu.read16(WAITCNT);
+    assert_ne!(waitcnt & PREFETCH, 0, "the ROM runs with the prefetch buffer on: WAITCNT {waitcnt:#06x}");
+    g.emu.write32(WAITCNT, u32::from(waitcnt & !PREFETCH));
+    let t = play(&mut g, 7_200, true, |_, _, _| false);
+    assert_eq!(g.emu.read16(WAITCNT), waitcnt & !PREFETCH, "the ROM turned the prefetch buffer back on");
+    println!("without prefetch: {} game overs, score {}, max frame {} cycles = {:.1}% of {CYCLES_PER_FRAME}", t.game_overs, t.score, t.max_cycles, share(t.max_cycles));
+    assert!(u64::from(t.max_cycles) < CYCLES_PER_FRAME, "a frame took {} cycles without prefetch", t.max_cycles);
 }
 
 /// xorshift32, for the soak's input.
@@ -321,14 +213,14 @@ impl Rng {
     }
 }
 
-/// An hour of emulated play (216,000 frames) with random input on the debug-assertions build: its every frame checks the
-/// allocators' invariants (a broken one panics), and every game over runs the leak check.
-#[test]
-fn an_hour_of_random_play_with_invariant_checks_leaks_nothing() {
-    let mut g = Game::open(&debug_elf(), &debug_elf());
+/// One soak session on the debug-assertions build, on a clean or a dirty boot: the telemetry and a hash of the
+/// screen after every frame.
+fn soak(dirty: bool) -> Vec<(Telemetry, u64)> {
+    let mut g = if dirty { Game::open_dirty(&debug_elf(), &debug_elf()) } else { Game::open(&debug_elf(), &debug_elf()) };
     let mut rng = Rng(0x50A6_1234);
     let mut keys = 0;
     let mut t = g.frame(0);
+    let mut trace = Vec::with_capacity(216_000);
     for n in 0..216_000u64 {
         if n % 6 == 0 {
             // Any of A, B and the d-pad; START only to leave the title or the end screens, SELECT never (the
@@ -339,10 +231,33 @@ fn an_hour_of_random_play_with_invariant_checks_leaks_nothing() {
             }
         }
         t = g.frame(keys);
+        let mut screen = DefaultHasher::new();
+        g.emu.pixels().hash(&mut screen);
+        trace.push((t, screen.finish()));
     }
-    println!("soak: {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks",
-        g.emu.frames(), t.frame, t.game_overs, t.leak_checks, t.kills, t.heap_peak, t.heap_fallbacks);
+    trace
+}
+
+/// An hour of emulated play (216,000 frames) with random input on the debug-assertions build: its every frame
+/// checks the allocators' invariants and the stack's guard (a broken one panics), and every game over runs the
+/// leak check. Twice, side by side: on a clean boot and on a dirty one, which must match it frame for frame.
+#[test]
+fn an_hour_of_random_play_with_invariant_checks_leaks_nothing_on_clean_and_on_dirty_ram() {
+    let (clean, dirty) = std::thread::scope(|s| {
+        let dirty = s.spawn(|| soak(true));
+        (soak(false), dirty.join().unwrap())
+    });
+    if let Some(frame) = (0..clean.len()).find(|&i| clean[i] != dirty[i]) {
+        let (a, b) = (&clean[frame], &dirty[frame]);
+        let what = if a.0 != b.0 { format!("telemetry {:?} / {:?}", a.0, b.0) } else { "the screen".into() };
+        panic!("frame {}: the clean and the dirty boot differ: {what}", frame + 2);
+    }
+    let t = clean.last().unwrap().0;
+    println!("soak (clean and dirty boot alike): {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks, stack peak {} B",
+        clean.len() + 1, t.frame, t.game_overs, t.leak_checks, t.kills, t.heap_peak, t.heap_fallbacks, t.stack_peak);
     assert!(t.game_overs >= 10, "only {} games in an hour: is the input reaching the game?", t.game_overs);
     assert_eq!(t.leak_checks, t.game_overs);
     assert_eq!(t.leak_failures, 0, "a game over left a pool or the heap not empty");
+    // The debug build's IWRAM holds bigger code and leaves less stack; measured every frame.
+    stack_headroom(&debug_elf(), t.stack_peak, 512);
 }

@@ -1,21 +1,24 @@
 //! The allocator overlay (`src/overlay.rs`) on screen, in the fixture `examples/alloc_state.rs`: every heap block's
-//! pixel has the colour of what the map says it is, the pool gauge is as long as the pool is full, and SELECT
-//! hides and shows the layer. The screen is saved as `target/overlay-test/overlay.png`.
+//! pixel has the colour of what the map says it is, the pool gauge is as long as the pool is full, the stack
+//! gauge shows the high-water mark the harness finds in memory, and SELECT hides and shows the layer. The
+//! screen is saved as `target/overlay-test/overlay.png`.
 
 use harness::alloc_state::{HeapRegion, Report, SLOTS};
 use harness::elf::Elf;
 use harness::emulator::{Emulator, WIDTH};
 use harness::keys;
+use harness::screen;
 use std::path::PathBuf;
 
 /// From src/overlay.rs: the first row, the palette bank and colour indices, the bar's first column.
-const TOP: usize = 11;
+const TOP: usize = 10;
 const PALBANK: u32 = 11;
 const FREE: u32 = 4;
 const FREE_START: u32 = 5;
 const USED: u32 = 6;
 const USED_END: u32 = 7;
 const GAUGE: u32 = 8;
+const STACK: u32 = 11;
 const BAR_X: usize = 14 * 8;
 
 fn fixture() -> PathBuf {
@@ -78,6 +81,19 @@ fn overlay_shows_every_block_and_the_pool_and_select_toggles_it() {
     let y = (TOP + 4) * 8 + 3;
     let filled = (BAR_X..BAR_X + 128).filter(|&x| pixel(&screen, x, y) == colour(&emu, GAUGE)).count();
     assert_eq!(filled, report.pool_len as usize * 128 / SLOTS);
+
+    // The stack gauge, on the row after the frame's: `STK USED/SPACE` and a bar. The harness measures the stack itself: from
+    // the top down to the lowest word that differs from the paint still at the stack's limit.
+    let (limit, top) = (elf.address_of("__stack_limit").unwrap(), elf.address_of("__stack_top").unwrap());
+    let paint = emu.read32(limit);
+    let lowest = (limit..top).step_by(4).find(|&a| emu.read32(a) != paint).unwrap();
+    let (used, space) = (top - lowest, top - limit);
+    let lines = screen::text(&emu);
+    let row = lines.iter().position(|l| l.starts_with("STK ")).unwrap_or_else(|| panic!("no stack gauge:\n{}", screen::dump(&lines)));
+    assert_eq!(lines[row][..BAR_X / 8].trim_end(), format!("STK {used}/{space}"));
+    let y = row * 8 + 3;
+    let filled = (BAR_X..BAR_X + 128).filter(|&x| pixel(&screen, x, y) == colour(&emu, STACK)).count();
+    assert_eq!(filled, (used * 128 / space) as usize);
 
     // SELECT hides the layer (BG1 off), and shows it again.
     let select = keys::bit("SELECT").unwrap();

@@ -1,0 +1,99 @@
+//! The fault fixture: a ROM of tests that each end in a fault a player could meet, for
+//! `tools/harness/tests/crash.rs` to run one at a time (the test protocol's mailbox picks it) and read the crash
+//! screen it leaves. On-target test ROMs cannot hold them: each would fail its ROM. `make fixture` builds it.
+//!
+//! Every test starts from the same allocators: a pool of 16 bullets with 3 live, and a 1 KB heap behind a
+//! `LockedHeap` with its `IrqLock`, with 24, 40 and 64 bytes in use and one refused request (5000 bytes).
+#![no_std]
+#![no_main]
+
+use core::alloc::{GlobalAlloc, Layout};
+use core::hint::black_box;
+use gba::prelude::*;
+use stackshot::{crash, stack, testing};
+use stackshot_alloc::heap::{Heap, LockedHeap};
+use stackshot_alloc::irq::IrqLock;
+use stackshot_alloc::pool::IndexPool;
+
+const REGION_BYTES: usize = 1024;
+
+#[repr(C, align(8))]
+struct Region([u8; REGION_BYTES]);
+
+static mut REGION: Region = Region([0; REGION_BYTES]);
+static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();
+static mut BULLETS: IndexPool<u32, u8, 16> = IndexPool::new(1);
+
+fn set_up() {
+    // SAFETY: runs once, before any test; only this function takes these statics, and the region goes to the
+    // heap for good.
+    let (bullets, heap) = unsafe {
+        (&mut *(&raw mut BULLETS), Heap::from_raw((&raw mut REGION).cast(), REGION_BYTES).expect("a 1 KB heap"))
+    };
+    let _ = HEAP.init(heap);
+    for k in 0..3 {
+        bullets.alloc(k).expect("the pool has room");
+    }
+    for size in [24, 40, 64] {
+        assert!(!alloc(size).is_null(), "the heap has room");
+    }
+    assert!(alloc(5000).is_null());
+    // SAFETY: the heap lives inside a static LockedHeap and never moves.
+    HEAP.with(|heap| unsafe { crash::watch_heap(heap) }).expect("the heap is set up");
+    // SAFETY: a static.
+    unsafe { crash::watch_pool("BULLETS", &raw const BULLETS) };
+}
+
+/// `size` bytes from the heap, through its `GlobalAlloc` face as a `Box` would; null if refused.
+fn alloc(size: usize) -> *mut u8 {
+    // SAFETY: a valid layout of non-zero size; the block is never freed (the fixture keeps it).
+    unsafe { HEAP.alloc(Layout::from_size_align(size, 8).unwrap()) }
+}
+
+/// A panic with a message, from a screen in another mode (bitmap mode 3, sprites and a blend on).
+fn panics_with_a_message() {
+    DISPCNT.write(DisplayControl::new().with_video_mode(VideoMode::_3).with_show_bg2(true).with_show_obj(true));
+    BLDCNT.write(BlendControl::new().with_target1_bg2(true).with_mode(ColorEffectMode::Brighten));
+    BLDY.write(12);
+    panic!("the shield ran out at wave {}", black_box(7));
+}
+
+/// A panic inside an allocator call: an allocation while `LockedHeap::with` holds the lock, which the `IrqLock`
+/// refuses with a panic. The lock stays taken; the crash screen must read the heap without it.
+fn panics_inside_an_allocator_call() {
+    let _ = HEAP.with(|_| alloc(100));
+}
+
+/// A stray write into the heap (the size its free run repeats in its last block), then a panic inside a heap
+/// call: the crash screen must name the broken invariant instead of trusting the heap's counters and tree.
+fn panics_with_a_broken_heap() {
+    let _ = HEAP.with(|heap| {
+        // The region is 128 blocks of 8 bytes; the last, 127, ends the free run and repeats its size at byte 6.
+        // SAFETY: two bytes of REGION, which exists and never moves; writing them is the fault.
+        unsafe { (&raw mut REGION).cast::<u8>().add(127 * 8 + 6).cast::<u16>().write_volatile(1) };
+        black_box(heap);
+        panic!("the heap was damaged");
+    });
+}
+
+/// Calls itself until the stack is 256 bytes past its limit, then returns through every frame.
+#[inline(never)]
+fn dive(bottom: usize) -> usize {
+    let frame = black_box([stack::pointer(); 8]);
+    let deeper = if stack::pointer() > bottom { dive(bottom) } else { 0 };
+    frame[7] + deeper
+}
+
+/// A recursion too deep for the stack: the test runner's guard check after the test catches it.
+fn recurses_too_deep() {
+    black_box(dive(stack::limit() - 256));
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn main() -> ! {
+    set_up();
+    testing::run(&[&panics_with_a_message, &panics_inside_an_allocator_call, &panics_with_a_broken_heap, &recurses_too_deep]);
+    loop {
+        VBlankIntrWait();
+    }
+}
