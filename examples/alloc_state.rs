@@ -94,7 +94,7 @@ pub extern "C" fn alloc_state_checked() {
 
 fn alloc(pool: &mut IndexPool<Bullet, u8, SLOTS>, k: i16) -> Handle<Bullet, u8> {
     let h = pool.alloc(Bullet { x: 20 + 30 * k, y: 100 - 8 * k, dx: 0, dy: -2 });
-    trace::pool_alloc(pool.id(), h.map(|h| usize::from(h.index())));
+    trace::pool_alloc(pool.id(), h);
     h.expect("the pool has room")
 }
 
