@@ -32,7 +32,8 @@ fixture: setup
 	cargo build --release --example alloc_state
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
-# ROM it checks, and the allocator crate. The last line adds up every `test result:` line.
+# ROM it checks, and the allocator crate: natively, under Miri (Stacked, then Tree Borrows; the long property
+# runs shortened under cfg(miri)) and fuzzed for a minute. The last line adds up every `test result:` line.
 test: rom fixture
 	@mkdir -p target && rm -f $(LOG)
 	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
@@ -40,6 +41,9 @@ test: rom fixture
 	cargo build --profile soak  # the soak test's ROM: release code with the allocators checked every frame
 	cd tools && cargo test --release --workspace --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	cd tools && cargo test --release -p stackshot-alloc --no-fail-fast 2>&1 | tee -a ../$(LOG)
+	cd tools && cargo miri test -p stackshot-alloc --tests --no-fail-fast 2>&1 | tee -a ../$(LOG)
+	cd tools && MIRIFLAGS=-Zmiri-tree-borrows cargo miri test -p stackshot-alloc --tests --no-fail-fast 2>&1 | tee -a ../$(LOG)
+	tools/fuzz 60 2>&1 | tee -a $(LOG)
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)
 
 # The benchmark ROM (bench/) in the harness: tables and a chart in docs/, every figure in CPU cycles or bytes.
