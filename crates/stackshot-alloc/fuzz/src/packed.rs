@@ -1,7 +1,8 @@
-//! The packed index stacks, `Packed24` and `Packed18`: bare `u32` slot indices.
+//! The packed index stacks, `Packed24` and `Packed18` (through `props::Packed`): bare `u32` slot indices.
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
-use stackshot_alloc::pool::{CheckError, Packed18, Packed24, PoolError};
+use stackshot_alloc::pool::PoolError;
+use stackshot_alloc::pool::props::Packed;
 
 use crate::model::Live;
 
@@ -18,40 +19,6 @@ pub enum Op {
     FreeRaw(u32),
 }
 
-/// What the fuzzing needs of a packed stack.
-pub trait Packed {
-    const CAPACITY: u32;
-    fn alloc(&mut self) -> Option<u32>;
-    fn free(&mut self, i: u32) -> Result<(), PoolError>;
-    fn is_live(&self, i: u32) -> bool;
-    fn len(&self) -> u32;
-    fn check(&mut self) -> Result<(), CheckError>;
-}
-
-macro_rules! packed {
-    ($t:ident) => {
-        impl<const G: usize> Packed for $t<G> {
-            const CAPACITY: u32 = $t::<G>::CAPACITY;
-            fn alloc(&mut self) -> Option<u32> {
-                $t::alloc(self)
-            }
-            fn free(&mut self, i: u32) -> Result<(), PoolError> {
-                $t::free(self, i)
-            }
-            fn is_live(&self, i: u32) -> bool {
-                $t::is_live(self, i)
-            }
-            fn len(&self) -> u32 {
-                $t::len(self)
-            }
-            fn check(&mut self) -> Result<(), CheckError> {
-                $t::check(self)
-            }
-        }
-    };
-}
-packed!(Packed24);
-packed!(Packed18);
 
 pub struct Fuzzed<P> {
     pool: P,
@@ -67,19 +34,19 @@ impl<P: Packed> Fuzzed<P> {
     fn alloc(&mut self) -> bool {
         match self.pool.alloc() {
             Some(i) => {
-                assert!(i < P::CAPACITY, "index {i} out of range");
+                assert!(i < P::CAP, "index {i} out of range");
                 self.live.insert(i as usize, ());
                 true
             }
             None => {
-                assert_eq!(self.live.len(), P::CAPACITY as usize, "alloc refused with free slots");
+                assert_eq!(self.live.len(), P::CAP as usize, "alloc refused with free slots");
                 false
             }
         }
     }
 
     fn free(&mut self, i: u32) {
-        let want = if i >= P::CAPACITY {
+        let want = if i >= P::CAP {
             Err(PoolError::OutOfRange)
         } else if self.live.get(i as usize).is_some() {
             Ok(())
@@ -109,7 +76,7 @@ impl<P: Packed> Fuzzed<P> {
                 }
             }
             // Mostly near the capacity, where an off-by-one would show; sometimes anywhere.
-            Op::FreeRaw(raw) => self.free(if raw & 1 == 0 { (raw >> 1) % (2 * P::CAPACITY) } else { raw }),
+            Op::FreeRaw(raw) => self.free(if raw & 1 == 0 { (raw >> 1) % (2 * P::CAP) } else { raw }),
         }
         self.verify();
     }
@@ -119,7 +86,7 @@ impl<P: Packed> Fuzzed<P> {
             panic!("check: {e:?}");
         }
         assert_eq!(self.pool.len() as usize, self.live.len(), "live count");
-        for i in 0..P::CAPACITY + 2 {
+        for i in 0..P::CAP + 2 {
             assert_eq!(self.pool.is_live(i), self.live.get(i as usize).is_some(), "is_live({i})");
         }
     }

@@ -258,8 +258,8 @@ fn index_pool<I: Index, const N: usize>(
     Ok(())
 }
 
-/// The packed stacks' common surface, so one driver serves both.
-trait Packed {
+/// The packed stacks' common surface (128 slots each), so one driver serves both; the fuzz target uses it too.
+pub trait Packed {
     const CAP: u32;
     fn alloc(&mut self) -> Option<u32>;
     fn free(&mut self, i: u32) -> Result<(), PoolError>;
