@@ -5,6 +5,7 @@ SHELL := bash
 ELF := target/thumbv4t-none-eabi/release/stackshot
 ROM := target/stackshot.gba
 LOG := target/test.log
+CRATE := crates/stackshot-alloc
 # The benchmark ROM's two builds (profiles in Cargo.toml), and the host program that runs them.
 BENCH_ARM := target/thumbv4t-none-eabi/bench-arm/stackshot-bench
 BENCH_THUMB := target/thumbv4t-none-eabi/bench-thumb/stackshot-bench
@@ -47,14 +48,19 @@ examples: setup
 	cd crates/examples/agb-quickstart && cargo build --release
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
-# ROM it checks, and the allocator crate. The last line adds up every `test result:` line.
+# ROM it checks, and the allocator crate: natively, under Miri (Stacked, then Tree Borrows; the long property
+# runs shortened under cfg(miri)) and fuzzed for a minute. The last line adds up every `test result:` line.
 test: rom fixture examples bench-arm
 	@mkdir -p target && rm -f $(LOG)
 	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
 	rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests 2>&1 | tee -a $(LOG)
 	cargo build --profile soak  # the soak test's ROM: release code with the allocators checked every frame
 	cd tools && cargo test --release --workspace --no-fail-fast 2>&1 | tee -a ../$(LOG)
-	cd tools && cargo test --release -p stackshot-alloc --no-fail-fast 2>&1 | tee -a ../$(LOG)
+	cd $(CRATE) && cargo test --release --features allocator-api --no-fail-fast 2>&1 | tee -a ../../$(LOG)
+	cd $(CRATE) && cargo +stable test --no-fail-fast 2>&1 | tee -a ../../$(LOG)  # the crate on stable Rust
+	cd $(CRATE) && cargo miri test --features allocator-api --tests --no-fail-fast 2>&1 | tee -a ../../$(LOG)
+	cd $(CRATE) && MIRIFLAGS=-Zmiri-tree-borrows cargo miri test --features allocator-api --tests --no-fail-fast 2>&1 | tee -a ../../$(LOG)
+	tools/fuzz 60 2>&1 | tee -a $(LOG)
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)
 
 # The benchmark ROM's ARM/IWRAM build: every allocator ARM code in IWRAM. `make test` checks its ELF.
