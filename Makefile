@@ -11,7 +11,7 @@ BENCH_ARM := target/thumbv4t-none-eabi/bench-arm/stackshot-bench
 BENCH_THUMB := target/thumbv4t-none-eabi/bench-thumb/stackshot-bench
 BENCH_REPORT := tools/target/x86_64-unknown-linux-gnu/release/bench-report
 
-.PHONY: all rom run test bench bench-arm record-trace traces setup debug fixture examples
+.PHONY: all rom run test bench bench-arm record-trace traces setup debug fixture examples lint
 all: rom
 
 setup:
@@ -47,11 +47,21 @@ examples: setup
 	cargo build --release -p gba-quickstart
 	cd crates/examples/agb-quickstart && cargo build --release
 
+# Formatting (rustfmt.toml) of every crate: the game's workspace (game, bench, the allocator crate, the gba
+# quick start), tools/, the agb quick start and the fuzz target, each a workspace of its own.
+lint: setup
+	cargo fmt --all --check
+	cd tools && cargo fmt --all --check
+	cd crates/examples/agb-quickstart && cargo fmt --check
+	cd crates/stackshot-alloc/fuzz && cargo fmt --check
+	@echo "test result: ok. 1 passed; 0 failed; lint: rustfmt"
+
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate: natively, under Miri (Stacked, then Tree Borrows; the long property
 # runs shortened under cfg(miri)) and fuzzed for a minute. The last line adds up every `test result:` line.
 test: rom fixture examples bench-arm
 	@mkdir -p target && rm -f $(LOG)
+	$(MAKE) --no-print-directory lint 2>&1 | tee -a $(LOG)
 	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
 	rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests 2>&1 | tee -a $(LOG)
 	cargo build --profile soak  # the soak test's ROM: release code with the allocators checked every frame

@@ -68,8 +68,13 @@ pub fn generate(assets: &Path, out: &Path) -> Result<(), String> {
         names.push(upper);
         first_tile += tiles.len();
     }
-    writeln!(code, "/// Every sprite, in OBJ VRAM order.\npub const ALL: [Sprite; {}] = [{}];", names.len(), names.join(", "))
-        .unwrap();
+    writeln!(
+        code,
+        "/// Every sprite, in OBJ VRAM order.\npub const ALL: [Sprite; {}] = [{}];",
+        names.len(),
+        names.join(", ")
+    )
+    .unwrap();
 
     let font = assets.join("font.png");
     println!("cargo:rerun-if-changed={}", font.display());
@@ -77,8 +82,12 @@ pub fn generate(assets: &Path, out: &Path) -> Result<(), String> {
     let Converted { tiles, palette } = convert::convert(&decode(&font).map_err(fail)?, 8, 8).map_err(fail)?;
     writeln!(code, "/// `assets/font.png`: one tile a character from ' '.").unwrap();
     writeln!(code, "pub static FONT_TILES: [Tile4; {}] = {};", tiles.len(), tile_array(&tiles)).unwrap();
-    writeln!(code, "/// The font's colours from dark to bright; the brightest, the letters' face, is entry {}.", palette.len() - 1)
-        .unwrap();
+    writeln!(
+        code,
+        "/// The font's colours from dark to bright; the brightest, the letters' face, is entry {}.",
+        palette.len() - 1
+    )
+    .unwrap();
     writeln!(code, "pub static FONT_PALETTE: [Color; 16] = {};", palette_array(&palette)).unwrap();
     writeln!(code, "pub const FONT_FACE: usize = {};", palette.len() - 1).unwrap();
 
@@ -112,10 +121,8 @@ fn decode(path: &Path) -> Result<Image, String> {
 }
 
 fn tile_array(tiles: &[[u32; 8]]) -> String {
-    let rows: Vec<String> = tiles
-        .iter()
-        .map(|tile| format!("[{}]", tile.map(|w| format!("0x{w:08X}")).join(", ")))
-        .collect();
+    let rows: Vec<String> =
+        tiles.iter().map(|tile| format!("[{}]", tile.map(|w| format!("0x{w:08X}")).join(", "))).collect();
     format!("[\n    {},\n]", rows.join(",\n    "))
 }
 

@@ -13,9 +13,9 @@ use core::fmt::Write;
 use gba::prelude::*;
 use stackshot::cycles::Stopwatch;
 use stackshot::overlay::{self, PoolGauge};
-use stackshot_alloc::iwram::{heap_alloc, heap_free};
 use stackshot::{text, trace};
 use stackshot_alloc::heap::{Heap, Stats};
+use stackshot_alloc::iwram::{heap_alloc, heap_free};
 use stackshot_alloc::pool::{Handle, IndexPool};
 
 #[repr(C)]
@@ -106,7 +106,16 @@ fn free(pool: &mut IndexPool<Bullet, u8, SLOTS>, h: Handle<Bullet, u8>) {
 /// Writes what the pool's and heap's APIs say into the report.
 fn report(report: &mut Report, pool: &mut IndexPool<Bullet, u8, SLOTS>, heap: &Heap) {
     let s: Stats = heap.stats();
-    report.heap_stats = [s.capacity, s.free_bytes, s.used_bytes, s.largest_free, s.free_runs, s.peak_used, s.failed_requests, s.bad_frees];
+    report.heap_stats = [
+        s.capacity,
+        s.free_bytes,
+        s.used_bytes,
+        s.largest_free,
+        s.free_runs,
+        s.peak_used,
+        s.failed_requests,
+        s.bad_frees,
+    ];
     report.pool_len = pool.len() as u32;
     for (k, (h, v)) in pool.iter().enumerate() {
         report.live[k] = h.index();
@@ -148,7 +157,8 @@ extern "C" fn main() -> ! {
     stackshot::stack::init();
     // SAFETY: `main` is the only code touching these statics (no interrupt handler does), and it takes each
     // reference once, here.
-    let (pool, slot, report_to) = unsafe { (&mut *(&raw mut BULLETS), &mut *(&raw mut AI_HEAP), &mut *(&raw mut ALLOC_STATE_REPORT)) };
+    let (pool, slot, report_to) =
+        unsafe { (&mut *(&raw mut BULLETS), &mut *(&raw mut AI_HEAP), &mut *(&raw mut ALLOC_STATE_REPORT)) };
     let region = (&raw mut AI_REGION).cast::<u8>();
     // SAFETY: the region is a static only this heap uses.
     let heap = slot.insert(unsafe { Heap::from_raw(region, REGION_BYTES) }.expect("4 KB is a valid heap"));

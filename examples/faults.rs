@@ -92,7 +92,12 @@ fn recurses_too_deep() {
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
     set_up();
-    testing::run(&[&panics_with_a_message, &panics_inside_an_allocator_call, &panics_with_a_broken_heap, &recurses_too_deep]);
+    testing::run(&[
+        &panics_with_a_message,
+        &panics_inside_an_allocator_call,
+        &panics_with_a_broken_heap,
+        &recurses_too_deep,
+    ]);
     loop {
         VBlankIntrWait();
     }

@@ -73,7 +73,8 @@ struct Registry {
 }
 
 const REGISTRY_WORDS: usize = core::mem::offset_of!(Registry, sum) / 4;
-const _: () = assert!(core::mem::size_of::<Watched>() == 16 && core::mem::size_of::<Registry>() == 4 * (REGISTRY_WORDS + 1));
+const _: () =
+    assert!(core::mem::size_of::<Watched>() == 16 && core::mem::size_of::<Registry>() == 4 * (REGISTRY_WORDS + 1));
 
 /// # Safety
 /// `object` points to a live `G`.
@@ -91,8 +92,7 @@ const EMPTY: Watched = Watched { name: "", object: core::ptr::null(), read: no_g
 
 // Written only by `watch_pool`/`watch_heap` from the main program (never from an interrupt handler), read by the
 // panic handler after checking the sum.
-static mut REGISTRY: Registry =
-    Registry { pools: [EMPTY; MAX_POOLS], pool_count: 0, heap: core::ptr::null(), sum: 0 };
+static mut REGISTRY: Registry = Registry { pools: [EMPTY; MAX_POOLS], pool_count: 0, heap: core::ptr::null(), sum: 0 };
 
 /// The registry's words, for the checksum.
 fn registry_sum() -> u32 {

@@ -14,8 +14,8 @@
 
 use crate::assets::{FONT_FACE, FONT_PALETTE, FONT_TILES};
 use crate::fast::fill_words;
+use gba::mmio::{Safe, VolGrid2d};
 use gba::prelude::*;
-use gba::mmio::{VolGrid2d, Safe};
 
 /// The charblock holding the font, from its tile 0 (the space) on.
 pub const CHARBLOCK: u16 = 0;

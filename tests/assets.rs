@@ -7,8 +7,10 @@
 stackshot::testing::test_main!();
 
 use gba::prelude::*;
-use stackshot::assets::{self, ALL, BOSS, CRAB, DART, ENEMY_BULLET, EXPLOSION, MINE, PICKUP, PLAYER_BULLET, SAUCER, SHIP};
 use stackshot::assets::Sprite;
+use stackshot::assets::{
+    self, ALL, BOSS, CRAB, DART, ENEMY_BULLET, EXPLOSION, MINE, PICKUP, PLAYER_BULLET, SAUCER, SHIP,
+};
 
 /// Width and height in pixels, from GBATEK's OBJ size table.
 fn pixels(sprite: &Sprite) -> (u16, u16) {

@@ -9,8 +9,8 @@ stackshot::testing::test_main!();
 
 use core::ptr::NonNull;
 use stackshot::info;
-use stackshot_alloc::iwram::{heap_alloc, heap_free};
 use stackshot_alloc::heap::{Heap, HeapError, props};
+use stackshot_alloc::iwram::{heap_alloc, heap_free};
 
 /// 4 KB in IWRAM (.bss), like the game's AI heap.
 #[repr(C, align(8))]
@@ -61,7 +61,12 @@ fn adversarial_operations_match_the_model_and_stay_balanced() {
 fn overhead_of_a_4kb_heap_is_128_bytes() {
     let heap = Heap::new(region()).unwrap();
     let overhead = 4096 - heap.capacity();
-    info!("4 KB heap: {} bytes of header and map ({}.{:03}%)", overhead, overhead * 100 / 4096, overhead * 100_000 / 4096 % 1000);
+    info!(
+        "4 KB heap: {} bytes of header and map ({}.{:03}%)",
+        overhead,
+        overhead * 100 / 4096,
+        overhead * 100_000 / 4096 % 1000
+    );
     assert_eq!(overhead, 128);
     assert!(overhead * 1000 <= 32 * 4096, "over 3.2% of the buffer");
 }

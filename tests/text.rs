@@ -33,7 +33,10 @@ fn init_loads_the_font_and_inks_and_shows_bg0() {
         }
     }
     let control = BG0CNT.read();
-    assert_eq!((control.charblock(), control.screenblock(), control.bpp8()), (text::CHARBLOCK, text::SCREENBLOCK, false));
+    assert_eq!(
+        (control.charblock(), control.screenblock(), control.bpp8()),
+        (text::CHARBLOCK, text::SCREENBLOCK, false)
+    );
     assert!(DISPCNT.read().show_bg0());
     assert!((0..32).all(|y| (0..32).all(|x| entry(x, y) == TextEntry::new())), "the map starts blank");
 }

@@ -166,7 +166,8 @@ fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Wor
     for (i, op) in trace.ops.iter().enumerate() {
         match *op {
             traces::Op::Alloc { id, size, align } => {
-                let layout = Layout::from_size_align(usize::from(size), usize::from(align)).expect("build.rs checked it");
+                let layout =
+                    Layout::from_size_align(usize::from(size), usize::from(align)).expect("build.rs checked it");
                 let (ptr, cycles) = timer.time(&mut AllocOp(&mut subject, layout));
                 match ptr {
                     Some(p) => {
@@ -257,10 +258,35 @@ pub fn compare(region: &mut Region, trace: &Trace, work: &mut Work) -> [Leftover
     report::table(
         trace.name,
         &[trace.name, " trace, ", BUILD, ": cycles per operation"],
-        &["allocator", "allocs", "alloc min", "alloc median", "alloc p99", "alloc max", "failed", "failed median", "failed max", "frees", "free min", "free median", "free p99", "free max"],
+        &[
+            "allocator",
+            "allocs",
+            "alloc min",
+            "alloc median",
+            "alloc p99",
+            "alloc max",
+            "failed",
+            "failed median",
+            "failed max",
+            "frees",
+            "free min",
+            "free median",
+            "free p99",
+            "free max",
+        ],
     );
-    report::note(trace.name, format_args!("The trace: {} (bench/traces/; {} operations). Each allocator gets the same 4 KB region in IWRAM.", trace.what, trace.ops.len()));
-    report::note(trace.name, format_args!("A failed request (the allocator had no room) is timed apart; the trace's free of it is skipped."));
+    report::note(
+        trace.name,
+        format_args!(
+            "The trace: {} (bench/traces/; {} operations). Each allocator gets the same 4 KB region in IWRAM.",
+            trace.what,
+            trace.ops.len()
+        ),
+    );
+    report::note(
+        trace.name,
+        format_args!("A failed request (the allocator had no room) is timed apart; the trace's free of it is skipped."),
+    );
     [
         run_one::<TreeHeap>(region, trace, work),
         run_one::<LinkedList>(region, trace, work),
@@ -274,10 +300,18 @@ fn run_one<S: Subject>(region: &mut Region, trace: &Trace, work: &mut Work) -> L
     let (a, failed, f) = (work.allocs.summary(), work.failed.summary(), work.frees.summary());
     let count = |s: Option<Summary>| s.map_or(0, |s| s.count);
     let (failed_median, failed_max) = (Dash(failed.map(|s| s.median)), Dash(failed.map(|s| s.max)));
-    report::row(trace.name, format_args!(
-        "{}|{}|{}|{}|{failed_median}|{failed_max}|{}|{}",
-        S::NAME, count(a), Cells(a), count(failed), count(f), Cells(f)
-    ));
+    report::row(
+        trace.name,
+        format_args!(
+            "{}|{}|{}|{}|{failed_median}|{failed_max}|{}|{}",
+            S::NAME,
+            count(a),
+            Cells(a),
+            count(failed),
+            count(f),
+            Cells(f)
+        ),
+    );
     if timing::ARM {
         report::bar(format_args!("{} alloc", trace.name), S::NAME, a.map_or(0, |s| s.median));
         report::bar(format_args!("{} free", trace.name), S::NAME, f.map_or(0, |s| s.median));
@@ -320,7 +354,11 @@ pub fn fragmentation(left: &[[Leftover; 4]; traces::ALL.len()]) {
     for (c, t) in columns[1..].iter_mut().zip(traces::ALL.iter()) {
         *c = t.name;
     }
-    report::table("fragmentation", &["Fragmentation after each trace, ", BUILD, ": largest block / all a program can still get"], &columns);
+    report::table(
+        "fragmentation",
+        &["Fragmentation after each trace, ", BUILD, ": largest block / all a program can still get"],
+        &columns,
+    );
     for (a, name) in NAMES.iter().enumerate() {
         let mut row = report::Line::new();
         row.push(name);
@@ -331,13 +369,19 @@ pub fn fragmentation(left: &[[Leftover; 4]; traces::ALL.len()]) {
         }
         report::row("fragmentation", format_args!("{}", row.as_str()));
     }
-    report::note("fragmentation", format_args!(
-        "With the blocks a trace leaves live: the largest request that succeeds (a binary search, each probe freed \
+    report::note(
+        "fragmentation",
+        format_args!(
+            "With the blocks a trace leaves live: the largest request that succeeds (a binary search, each probe freed \
          again), and the bytes obtained by taking the largest block until none is left."
-    ));
-    report::note("fragmentation", format_args!(
-        "Ours also counts its free runs itself; the probe's largest block must equal its count (checked)."
-    ));
+        ),
+    );
+    report::note(
+        "fragmentation",
+        format_args!(
+            "Ours also counts its free runs itself; the probe's largest block must equal its count (checked)."
+        ),
+    );
 }
 
 /// The metadata and fill-until-failure table.
@@ -345,7 +389,14 @@ pub fn space(region: &mut Region) {
     report::table(
         "space",
         &["Space: bookkeeping and usable bytes of a 4 KB region, ", BUILD],
-        &["allocator", "struct bytes (outside the region)", "largest first block", "region bytes lost to bookkeeping", "share of region", "bytes in use at first failure (8–128 B requests)"],
+        &[
+            "allocator",
+            "struct bytes (outside the region)",
+            "largest first block",
+            "region bytes lost to bookkeeping",
+            "share of region",
+            "bytes in use at first failure (8–128 B requests)",
+        ],
     );
     space_one::<TreeHeap>(region);
     space_one::<LinkedList>(region);
@@ -357,8 +408,17 @@ fn space_one<S: Subject>(region: &mut Region) {
     let largest = largest_block(&mut S::new(lend(region)));
     let filled = fill_until_failure::<S>(lend(region));
     let lost = REGION_BYTES - largest;
-    report::row("space", format_args!(
-        "{}|{}|{}|{}|{}.{}%|{}",
-        S::NAME, S::STRUCT_BYTES, largest, lost, lost * 100 / REGION_BYTES, (lost * 1000 / REGION_BYTES) % 10, filled
-    ));
+    report::row(
+        "space",
+        format_args!(
+            "{}|{}|{}|{}|{}.{}%|{}",
+            S::NAME,
+            S::STRUCT_BYTES,
+            largest,
+            lost,
+            lost * 100 / REGION_BYTES,
+            (lost * 1000 / REGION_BYTES) % 10,
+            filled
+        ),
+    );
 }

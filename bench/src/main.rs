@@ -5,8 +5,8 @@
 
 extern crate alloc;
 
-mod helpers;
 mod heaps;
+mod helpers;
 mod pools;
 mod reference;
 mod report;
@@ -42,12 +42,7 @@ extern "C" fn main() -> ! {
     stack::init();
     // SAFETY: `main` runs once, with no interrupts enabled; these are the only references to the statics.
     let (work, region, borrowed, global) = unsafe {
-        (
-            &mut *(&raw mut WORK),
-            &mut *(&raw mut REGION),
-            &mut *(&raw mut BORROWED),
-            &mut *(&raw mut GLOBAL_REGION),
-        )
+        (&mut *(&raw mut WORK), &mut *(&raw mut REGION), &mut *(&raw mut BORROWED), &mut *(&raw mut GLOBAL_REGION))
     };
     // SAFETY: the region is 4 KB of IWRAM used by nothing else, for the whole program.
     let heap = unsafe { Heap::from_raw(global.0.as_mut_ptr().cast(), heaps::REGION_BYTES) };
@@ -89,64 +84,173 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     let r = pools::reference(work);
 
     // Each pool is built fresh in IWRAM: in the heap tables' region, or borrowing IWRAM storage.
-    pools::row(region, |p| {
-        let p = p.write(IndexPool::<u32, u8, SLOTS>::new(1));
-        pools::overhead_x100(size_of_val(p), 4)
-    }, "`IndexPool<u8>`", true, r, work);
-    pools::row(region, |p| {
-        let p = p.write(IndexPool::<u32, u16, SLOTS>::new(2));
-        pools::overhead_x100(size_of_val(p), 4)
-    }, "`IndexPool<u16>`", false, r, work);
-    pools::row(region, |p| {
-        let p = p.write(Packed24::<{ SLOTS / 32 }>::new());
-        pools::overhead_x100(size_of_val(p), 0)
-    }, "`Packed24`", false, r, work);
-    pools::row(region, |p| {
-        let p = p.write(Packed18::<{ SLOTS / 32 }>::new());
-        pools::overhead_x100(size_of_val(p), 0)
-    }, "`Packed18`", false, r, work);
-    pools::row(region, |p| {
-        let p = p.write(PtrPool::<u32, SLOTS>::new(&mut borrowed.ptr_slots));
-        pools::overhead_x100(size_of_val(p), 0)
-    }, "`PtrPool`", true, r, work);
-    pools::row(region, |p| {
-        let p = p.write(ValueStack::<u8, SLOTS>::full(core::array::from_fn(|i| i as u8)));
-        pools::overhead_x100(size_of_val(p), 0)
-    }, "`ValueStack<u8>`", false, r, work);
-    pools::row(region, |p| {
-        let words = &mut borrowed.intrusive;
-        let bytes_total = size_of_val(words);
-        // SAFETY: the words are valid, exclusively borrowed bytes for as long as the pool lives.
-        let bytes: &mut [u8] = unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), bytes_total) };
-        let p = p.write(IntrusivePool::new(bytes, 4).expect("an intrusive pool of 4-byte slots"));
-        assert!(p.capacity() as usize >= SLOTS, "only {} slots", p.capacity());
-        (size_of_val(p) + bytes_total - SLOTS * 4) * 100 / SLOTS
-    }, "`IntrusivePool`", true, r, work);
-    pools::row(region, |p| {
-        let p = p.write(FlagPool::<u32, SLOTS>::new(3));
-        pools::overhead_x100(size_of_val(p), 4)
-    }, "`FlagPool` (baseline)", true, r, work);
+    pools::row(
+        region,
+        |p| {
+            let p = p.write(IndexPool::<u32, u8, SLOTS>::new(1));
+            pools::overhead_x100(size_of_val(p), 4)
+        },
+        "`IndexPool<u8>`",
+        true,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
+            let p = p.write(IndexPool::<u32, u16, SLOTS>::new(2));
+            pools::overhead_x100(size_of_val(p), 4)
+        },
+        "`IndexPool<u16>`",
+        false,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
+            let p = p.write(Packed24::<{ SLOTS / 32 }>::new());
+            pools::overhead_x100(size_of_val(p), 0)
+        },
+        "`Packed24`",
+        false,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
+            let p = p.write(Packed18::<{ SLOTS / 32 }>::new());
+            pools::overhead_x100(size_of_val(p), 0)
+        },
+        "`Packed18`",
+        false,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
+            let p = p.write(PtrPool::<u32, SLOTS>::new(&mut borrowed.ptr_slots));
+            pools::overhead_x100(size_of_val(p), 0)
+        },
+        "`PtrPool`",
+        true,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
+            let p = p.write(ValueStack::<u8, SLOTS>::full(core::array::from_fn(|i| i as u8)));
+            pools::overhead_x100(size_of_val(p), 0)
+        },
+        "`ValueStack<u8>`",
+        false,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
+            let words = &mut borrowed.intrusive;
+            let bytes_total = size_of_val(words);
+            // SAFETY: the words are valid, exclusively borrowed bytes for as long as the pool lives.
+            let bytes: &mut [u8] = unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), bytes_total) };
+            let p = p.write(IntrusivePool::new(bytes, 4).expect("an intrusive pool of 4-byte slots"));
+            assert!(p.capacity() as usize >= SLOTS, "only {} slots", p.capacity());
+            (size_of_val(p) + bytes_total - SLOTS * 4) * 100 / SLOTS
+        },
+        "`IntrusivePool`",
+        true,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
+            let p = p.write(FlagPool::<u32, SLOTS>::new(3));
+            pools::overhead_x100(size_of_val(p), 4)
+        },
+        "`FlagPool` (baseline)",
+        true,
+        r,
+        work,
+    );
     // slab and thunderdome take their storage from the global heap; bytes/slot counts it.
-    pools::row(region, |p| {
-        let before = global_used();
-        let p = p.write(Slab(slab::Slab::with_capacity(SLOTS)));
-        pools::overhead_x100(global_used() - before + size_of_val(p), 4)
-    }, "slab 0.4", true, r, work);
-    pools::row(region, |p| {
-        let before = global_used();
-        let p = p.write(Arena(thunderdome::Arena::with_capacity(SLOTS)));
-        pools::overhead_x100(global_used() - before + size_of_val(p), 4)
-    }, "thunderdome 0.6", true, r, work);
-    report::note("pools", format_args!("Workload: fill all 256 slots, free them in a shuffled order, then 1,200 random allocate/free."));
-    report::note("pools", format_args!("Each operation is inlined into the timing function of this build ({BUILD}), ours and the crates' alike."));
+    pools::row(
+        region,
+        |p| {
+            let before = global_used();
+            let p = p.write(Slab(slab::Slab::with_capacity(SLOTS)));
+            pools::overhead_x100(global_used() - before + size_of_val(p), 4)
+        },
+        "slab 0.4",
+        true,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
+            let before = global_used();
+            let p = p.write(Arena(thunderdome::Arena::with_capacity(SLOTS)));
+            pools::overhead_x100(global_used() - before + size_of_val(p), 4)
+        },
+        "thunderdome 0.6",
+        true,
+        r,
+        work,
+    );
+    report::note(
+        "pools",
+        format_args!("Workload: fill all 256 slots, free them in a shuffled order, then 1,200 random allocate/free."),
+    );
+    report::note(
+        "pools",
+        format_args!(
+            "Each operation is inlined into the timing function of this build ({BUILD}), ours and the crates' alike."
+        ),
+    );
     if !timing::ARM {
-        report::note("pools", format_args!("(A Thumb caller in ROM pays {} cycles to call an empty ARM function in IWRAM and return.)", timing::thumb_to_iwram_call()));
+        report::note(
+            "pools",
+            format_args!(
+                "(A Thumb caller in ROM pays {} cycles to call an empty ARM function in IWRAM and return.)",
+                timing::thumb_to_iwram_call()
+            ),
+        );
     }
-    report::note("pools", format_args!("The assembly reference (bench/src/reference.rs) is a bare pop and push of a byte index in this build's"));
-    report::note("pools", format_args!("instruction set, no checks, timed like the pools: inlined, and as a call of a function in this build's memory."));
-    report::note("pools", format_args!("vs. asm = (alloc + free medians) / the reference's. bytes/slot: size_of on the GBA minus the 4-byte payload;"));
-    report::note("pools", format_args!("for slab and thunderdome, what they took from the global allocator (ours, in IWRAM) for 256 entries plus their struct."));
-    report::note("pools", format_args!("Their storage is reserved up front: no measured operation allocates (checked: their capacity is unchanged)."));
+    report::note(
+        "pools",
+        format_args!(
+            "The assembly reference (bench/src/reference.rs) is a bare pop and push of a byte index in this build's"
+        ),
+    );
+    report::note(
+        "pools",
+        format_args!(
+            "instruction set, no checks, timed like the pools: inlined, and as a call of a function in this build's memory."
+        ),
+    );
+    report::note(
+        "pools",
+        format_args!(
+            "vs. asm = (alloc + free medians) / the reference's. bytes/slot: size_of on the GBA minus the 4-byte payload;"
+        ),
+    );
+    report::note(
+        "pools",
+        format_args!(
+            "for slab and thunderdome, what they took from the global allocator (ours, in IWRAM) for 256 entries plus their struct."
+        ),
+    );
+    report::note(
+        "pools",
+        format_args!(
+            "Their storage is reserved up front: no measured operation allocates (checked: their capacity is unchanged)."
+        ),
+    );
 }
 
 fn global_used() -> usize {

@@ -5,8 +5,8 @@ use crate::heaps::Region;
 use crate::reference;
 use crate::report;
 use crate::stats::{Cells, Samples, Summary};
-use crate::work::{SAMPLES, SLOTS, Work};
 use crate::timing::{self, BUILD};
+use crate::work::{SAMPLES, SLOTS, Work};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 use stackshot::cycles::{Op, OpTimer};
@@ -211,11 +211,18 @@ fn run<S: Subject>(pool: &mut S, work: &mut Work) -> (Summary, Summary) {
 
 fn print(name: &str, charted: bool, bytes_per_slot_x100: usize, a: Summary, f: Summary, r: Reference) -> Medians {
     let medians = Medians { alloc: a.median, free: f.median };
-    report::row("pools", format_args!(
-        "{name}|{}.{:02}|{}|{}|{}|{}",
-        bytes_per_slot_x100 / 100, bytes_per_slot_x100 % 100, Cells(Some(a)), Cells(Some(f)),
-        Ratio::of(medians.sum(), r.call.sum()), Ratio::of(medians.sum(), r.inline.sum())
-    ));
+    report::row(
+        "pools",
+        format_args!(
+            "{name}|{}.{:02}|{}|{}|{}|{}",
+            bytes_per_slot_x100 / 100,
+            bytes_per_slot_x100 % 100,
+            Cells(Some(a)),
+            Cells(Some(f)),
+            Ratio::of(medians.sum(), r.call.sum()),
+            Ratio::of(medians.sum(), r.inline.sum())
+        ),
+    );
     if charted && timing::ARM {
         report::bar(format_args!("pool alloc"), name, a.median);
         report::bar(format_args!("pool free"), name, f.median);
@@ -241,7 +248,20 @@ pub fn table() {
     report::table(
         "pools",
         &["Fixed-size pools, 256 slots of u32, ", BUILD, ": cycles per operation"],
-        &["pool", "bytes/slot", "alloc min", "alloc median", "alloc p99", "alloc max", "free min", "free median", "free p99", "free max", "vs. asm called", "vs. asm inline"],
+        &[
+            "pool",
+            "bytes/slot",
+            "alloc min",
+            "alloc median",
+            "alloc p99",
+            "alloc max",
+            "free min",
+            "free median",
+            "free p99",
+            "free max",
+            "vs. asm called",
+            "vs. asm inline",
+        ],
     );
 }
 

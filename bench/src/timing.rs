@@ -18,7 +18,10 @@ pub fn timer() -> OpTimer {
 pub fn check_build() {
     // A function's address has bit 0 set for Thumb code.
     let thumb = (check_build as fn() as usize) & 1 == 1;
-    assert!(thumb != ARM, "built with the wrong profile: use --profile bench-arm with --features arm-iwram, else bench-thumb");
+    assert!(
+        thumb != ARM,
+        "built with the wrong profile: use --profile bench-arm with --features arm-iwram, else bench-thumb"
+    );
 }
 
 /// An empty ARM function in IWRAM, to price a call into it.

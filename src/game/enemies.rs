@@ -11,15 +11,15 @@
 
 use super::Fx;
 use super::bullets::{self, fan, fire, ring, sin, towards};
-use super::memory::{EnemyBullets, Enemies, Particles, Pickups};
+use super::memory::{Enemies, EnemyBullets, Particles, Pickups};
 use super::particles::burst;
 use super::pickups::Pickup;
-use stackshot_alloc::iwram::pool_alloc;
-use stackshot_alloc::iwram::{heap_alloc, heap_free};
+use super::rng::Rng;
 use crate::sound::{self, Effect};
 use core::ptr::NonNull;
 use stackshot_alloc::heap::Heap;
-use super::rng::Rng;
+use stackshot_alloc::iwram::pool_alloc;
+use stackshot_alloc::iwram::{heap_alloc, heap_free};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -517,9 +517,9 @@ impl Enemy {
 
 #[cfg(test)]
 mod tests {
+    use super::Rng;
     use super::*;
     use crate::game::memory::Memory;
-    use super::Rng;
 
     /// With the heap full, every kind still spawns and flies on its simpler behaviour, the refusals are
     /// counted, and nothing touches the heap: the game goes on.

@@ -15,22 +15,21 @@ mod input;
 pub mod memory;
 mod particles;
 mod pickups;
-mod rng;
 mod player;
+mod rng;
 mod sprites;
 mod stars;
 mod sweep;
 pub mod telemetry;
 mod waves;
 
+use crate::assets;
 use crate::cycles::Stopwatch;
 use crate::overlay::{self, PoolGauge};
-use stackshot_alloc::iwram::pool_get_mut;
 use crate::save::{self, HighScores};
 use crate::sound::{self, Effect};
 use crate::stack;
 use crate::text::{self, Ink};
-use crate::assets;
 use agb_fixnum::Num;
 use collide::{Targets, hit_enemies, hit_player};
 use enemies::{Enemy, Kind, World};
@@ -39,9 +38,10 @@ use hud::Hud;
 use input::{Input, key};
 use memory::{ENEMIES, Memory};
 use player::Player;
-use sprites::{Look, Shadow, draw_pool};
-use stackshot_alloc::pool::Handle;
 use rng::Rng;
+use sprites::{Look, Shadow, draw_pool};
+use stackshot_alloc::iwram::pool_get_mut;
+use stackshot_alloc::pool::Handle;
 use telemetry::{State, Telemetry};
 use waves::{Phase, Stages};
 
@@ -95,7 +95,12 @@ enum Mode {
     Dying(u16),
     /// Frames left to choose.
     GameOver(u16),
-    NameEntry { letters: [u8; 3], cursor: usize, place: usize, left: u16 },
+    NameEntry {
+        letters: [u8; 3],
+        cursor: usize,
+        place: usize,
+        left: u16,
+    },
 }
 
 /// A banner line over the play field; redrawn when it changes.
@@ -281,7 +286,12 @@ impl Game {
                     let (name, place) = (*letters, *place);
                     self.table.insert(name, self.score);
                     save::store(&self.table);
-                    crate::info!("high score {} by {} saved in place {}", self.score, core::str::from_utf8(&name).unwrap_or("?"), place + 1);
+                    crate::info!(
+                        "high score {} by {} saved in place {}",
+                        self.score,
+                        core::str::from_utf8(&name).unwrap_or("?"),
+                        place + 1
+                    );
                     self.enter_game_over();
                 } else {
                     hud::name(*letters, *cursor);
@@ -426,9 +436,11 @@ impl Game {
         self.collect_pickups(mem);
         self.draw(mem);
         self.update_banner();
-        let boss = mem.enemies.iter().find(|(_, e)| e.kind == Kind::Boss).map(|(_, e)| {
-            (e.hp.max(0) as u32 * 24).div_ceil(e.max_hp.max(1) as u32)
-        });
+        let boss = mem
+            .enemies
+            .iter()
+            .find(|(_, e)| e.kind == Kind::Boss)
+            .map(|(_, e)| (e.hp.max(0) as u32 * 24).div_ceil(e.max_hp.max(1) as u32));
         let best = self.table.entries[0].score.max(self.score);
         self.hud.draw(&hud::Shown {
             score: self.score,

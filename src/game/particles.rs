@@ -2,11 +2,11 @@
 
 use super::Fx;
 use super::bullets::{cos, sin};
+use super::rng::Rng;
 use super::sprites::Sprited;
 use super::sweep::sweep;
 use stackshot_alloc::iwram::pool_alloc;
 use stackshot_alloc::pool::IndexPool;
-use super::rng::Rng;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Particle {
@@ -52,7 +52,14 @@ pub fn move_particles<const N: usize>(pool: &mut IndexPool<Particle, u8, N>) {
 
 /// `count` particles flying out of (`x`, `y`) at up to `speed` pixels a frame; as many as the pool has room for.
 /// One random word a particle, cut into fields: no divides, which the ARM7 does in software.
-pub fn burst<const N: usize>(pool: &mut IndexPool<Particle, u8, N>, rng: &mut Rng, x: Fx, y: Fx, count: u32, speed: Fx) {
+pub fn burst<const N: usize>(
+    pool: &mut IndexPool<Particle, u8, N>,
+    rng: &mut Rng,
+    x: Fx,
+    y: Fx,
+    count: u32,
+    speed: Fx,
+) {
     for _ in 0..count {
         let r = rng.next_u32();
         let angle = r & 63;

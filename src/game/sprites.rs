@@ -7,11 +7,11 @@
 //! ones are the ones left out, the same ones every time. [`Shadow::begin`] pushes last frame's entries back.
 
 use super::Fx;
-use crate::assets::Sprite;
 use super::sweep::sweep;
+use crate::assets::Sprite;
+use crate::crash::Gauge;
 use crate::fast::fill_words;
 use stackshot_alloc::pool::{CheckError, IndexPool, ValueStack};
-use crate::crash::Gauge;
 
 /// OAM entries.
 pub const SLOTS: usize = 128;
@@ -152,9 +152,7 @@ impl Shadow {
     pub fn copy_to_oam(&self) {
         // SAFETY: OAM is 1 KB at 0x07000000, word-writable; `words` is 1 KB, word-aligned, in IWRAM, and does
         // not overlap it; 32 chunks of 8 words is exactly 1 KB. The copy is ARM code in IWRAM (the gba crate's).
-        unsafe {
-            gba::mem::copy_u32x8_unchecked(0x0700_0000 as *mut [u32; 8], self.words.as_ptr().cast(), WORDS / 8)
-        };
+        unsafe { gba::mem::copy_u32x8_unchecked(0x0700_0000 as *mut [u32; 8], self.words.as_ptr().cast(), WORDS / 8) };
     }
 }
 

@@ -3,8 +3,8 @@
 //! charblock 1, screenblock 30, palette bank 11): tiles in charblock 2, maps in screenblocks 28 and 29,
 //! colours in BG palette bank 1.
 
-use gba::prelude::*;
 use super::rng::Rng;
+use gba::prelude::*;
 
 const CHARBLOCK: u16 = 2;
 const NEAR_MAP: u16 = 28;

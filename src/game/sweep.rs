@@ -6,7 +6,11 @@ macro_rules! sweep {
     ($pool:expr, |$object:ident| $keep:block) => {
         stackshot_alloc::sweep!($pool, |$object| $keep, |handle, freed| {
             #[cfg(feature = "alloc-trace")]
-            $crate::trace::pool_free(handle.pool(), usize::from(handle.index()), freed.as_ref().map(|_| ()).map_err(|e| *e));
+            $crate::trace::pool_free(
+                handle.pool(),
+                usize::from(handle.index()),
+                freed.as_ref().map(|_| ()).map_err(|e| *e),
+            );
             let _ = (handle, freed);
         })
     };

@@ -91,8 +91,7 @@ const STAGE_3: Script = &[
 
 /// With `--features bullet-hell` (which `make record-trace` records for the benchmark), every stage is the
 /// bullet-hell scene instead.
-const STAGES: [Script; 3] =
-    if cfg!(feature = "bullet-hell") { [BULLET_HELL; 3] } else { [STAGE_1, STAGE_2, STAGE_3] };
+const STAGES: [Script; 3] = if cfg!(feature = "bullet-hell") { [BULLET_HELL; 3] } else { [STAGE_1, STAGE_2, STAGE_3] };
 
 /// The bullet-hell scene: a wave every half second, 100 of them, of the kinds that take scratch from the heap
 /// (darts, crabs, saucers), more than leave, so that the 32-enemy pool stays full of enemies holding scratch.

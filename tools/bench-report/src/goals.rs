@@ -35,7 +35,12 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         }
         let share = table("space")?.cell(OURS, "share of region")?;
         let percent: f64 = share.trim_end_matches('%').parse().map_err(|_| format!("space: bad share `{share}`"))?;
-        pools.rows.push(vec!["tree-heap header + map at most 3.2% of 4 KB".into(), build.name.into(), share.into(), yes(percent <= 3.2)]);
+        pools.rows.push(vec![
+            "tree-heap header + map at most 3.2% of 4 KB".into(),
+            build.name.into(),
+            share.into(),
+            yes(percent <= 3.2),
+        ]);
 
         for t in build.tables.iter().filter(|t| t.columns.iter().any(|c| c == "failed median")) {
             let mut row = vec![build.name.to_string(), t.id.clone()];
@@ -90,15 +95,14 @@ fn yes(met: bool) -> String {
     if met { "yes" } else { "no" }.into()
 }
 
-const POOL_NOTES: &[&str] = &[
-    "Why the pool misses: the reference only pops and pushes a byte. `IndexPool` also stores the object, tags the \
+const POOL_NOTES: &[&str] =
+    &["Why the pool misses: the reference only pops and pushes a byte. `IndexPool` also stores the object, tags the \
      handle with the pool id, checks the id, the range and double frees (pos[i] < free), and keeps the live/free \
      partition that makes iteration O(live): four byte stores per free. `ValueStack<u8>`, the bare stack with an \
-     overflow check, is the row closest to the reference.",
-];
+     overflow check, is the row closest to the reference."];
 
-const HEAP_NOTES: &[&str] = &[
-    "A cell is met (**yes**) when ours is below every peer's figure of the same build on that trace. Where it is \
+const HEAP_NOTES: &[&str] =
+    &["A cell is met (**yes**) when ours is below every peer's figure of the same build on that trace. Where it is \
      not, ours loses. Why: every operation pays for the tree and the map. An allocation rounds the size, walks \
      the red-black tree for the best fit, marks the 2-bit map with masks and updates the statistics, which is \
      why even ours' cheapest allocation (alloc min) costs more than many of the peers' medians (counted \
@@ -108,5 +112,4 @@ const HEAP_NOTES: &[&str] = &[
      the out-of-line insert and remove, with rebalancing: its worst cases (a free that merges both neighbours \
      is two removes and an insert) are ours' maxima, where talc and rlsf stay O(1). Measured against peers \
      compiled as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of these: the \
-     build won them, not the allocator.",
-];
+     build won them, not the allocator."];

@@ -42,7 +42,8 @@ pub struct Table {
 impl Table {
     /// The cell of `row` (named by its first cell) in `column`.
     pub fn cell(&self, row: &str, column: &str) -> Result<&str, String> {
-        let c = self.columns.iter().position(|c| c == column).ok_or(format!("table {}: no column {column}", self.id))?;
+        let c =
+            self.columns.iter().position(|c| c == column).ok_or(format!("table {}: no column {column}", self.id))?;
         let r = self.rows.iter().find(|r| r[0] == row).ok_or(format!("table {}: no row {row}", self.id))?;
         r.get(c).map(String::as_str).ok_or(format!("table {}: row {row} is short", self.id))
     }
@@ -100,7 +101,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn run([arm, thumb]: [&Path; 2], game: &Path, keys: &Path, [markdown, chart_png, map_png]: [&Path; 3]) -> Result<(), String> {
+fn run(
+    [arm, thumb]: [&Path; 2],
+    game: &Path,
+    keys: &Path,
+    [markdown, chart_png, map_png]: [&Path; 3],
+) -> Result<(), String> {
     let builds = [collect("ARM/IWRAM", arm)?, collect("Thumb/ROM", thumb)?];
     let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
     let mut text = String::from("# Benchmarks\n\n");
@@ -167,11 +173,15 @@ fn collect(name: &'static str, rom: &Path) -> Result<Build, String> {
             };
             let fields: Vec<String> = rest.split('|').map(str::to_string).collect();
             let tables = &mut build.tables;
-            let mut table = |id: &str| tables.iter_mut().position(|t| t.id == id).ok_or(format!("unknown table {id} in `{text}`"));
+            let mut table =
+                |id: &str| tables.iter_mut().position(|t| t.id == id).ok_or(format!("unknown table {id} in `{text}`"));
             match (kind, fields.as_slice()) {
-                ("table", [id, title, columns @ ..]) => {
-                    build.tables.push(Table { id: id.clone(), title: title.clone(), columns: columns.to_vec(), ..Table::default() })
-                }
+                ("table", [id, title, columns @ ..]) => build.tables.push(Table {
+                    id: id.clone(),
+                    title: title.clone(),
+                    columns: columns.to_vec(),
+                    ..Table::default()
+                }),
                 ("row", [id, cells @ ..]) => {
                     let i = table(id)?;
                     build.tables[i].rows.push(cells.to_vec());

@@ -64,7 +64,8 @@ fn rows(events: &[Event]) -> Result<Vec<(Vec<bool>, bool)>, String> {
     for (step, e) in events.iter().enumerate() {
         match *e {
             Event::Alloc { offset, size } => {
-                let span = owner.get_mut(offset..offset + size).ok_or(format!("step {step}: a block outside the region"))?;
+                let span =
+                    owner.get_mut(offset..offset + size).ok_or(format!("step {step}: a block outside the region"))?;
                 if span.iter().any(Option::is_some) {
                     return Err(format!("step {step}: a block at {offset} overlaps a live one"));
                 }
@@ -96,7 +97,11 @@ pub fn draw(path: &Path, build: &Build) -> Result<String, String> {
         }
     }
     let (_, peer_name) = best.ok_or("a trace table with no peer")?;
-    let peer = build.maps.iter().find(|m| m.trace == ours.trace && m.allocator == peer_name).ok_or(format!("no map of {peer_name}"))?;
+    let peer = build
+        .maps
+        .iter()
+        .find(|m| m.trace == ours.trace && m.allocator == peer_name)
+        .ok_or(format!("no map of {peer_name}"))?;
     let panels = [(ours, rows(&ours.events)?), (peer, rows(&peer.events)?)];
     let steps = panels[0].1.len() as u32;
 

@@ -14,16 +14,24 @@ const MAX_OPS: usize = 2048;
 /// The header of each kind of recording: name, what, how it was made.
 fn header(kind: &str) -> Result<(&'static str, &'static str, &'static [&'static str]), String> {
     match kind {
-        "ai" => Ok(("AI scratch", "recorded from the game: 5 minutes of play", &[
-            "The game's AI scratch traffic on its 4 KB heap, recorded by `make record-trace`: the release build with",
-            "--features alloc-trace playing bench/traces/play.keys for 18,000 frames (five minutes).",
-        ])),
-        "bullet-hell" => Ok(("bullet hell", "recorded from the game's bullet-hell scene: every enemy holds scratch", &[
-            "The game's AI scratch traffic in its bullet-hell scene, recorded by `make record-trace`: the release",
-            "build with --features alloc-trace,bullet-hell (src/game/waves.rs: every stage a wave every half second",
-            "of darts, crabs and saucers, the kinds that take scratch from the heap, more than leave, so that the",
-            "32-enemy pool stays full) playing bench/traces/play.keys.",
-        ])),
+        "ai" => Ok((
+            "AI scratch",
+            "recorded from the game: 5 minutes of play",
+            &[
+                "The game's AI scratch traffic on its 4 KB heap, recorded by `make record-trace`: the release build with",
+                "--features alloc-trace playing bench/traces/play.keys for 18,000 frames (five minutes).",
+            ],
+        )),
+        "bullet-hell" => Ok((
+            "bullet hell",
+            "recorded from the game's bullet-hell scene: every enemy holds scratch",
+            &[
+                "The game's AI scratch traffic in its bullet-hell scene, recorded by `make record-trace`: the release",
+                "build with --features alloc-trace,bullet-hell (src/game/waves.rs: every stage a wave every half second",
+                "of darts, crabs and saucers, the kinds that take scratch from the heap, more than leave, so that the",
+                "32-enemy pool stays full) playing bench/traces/play.keys.",
+            ],
+        )),
         _ => Err(format!("unknown kind `{kind}`: ai or bullet-hell")),
     }
 }
@@ -65,7 +73,10 @@ pub fn record(kind: &str, elf: &Path, script: &Path, frames: u64, out: &Path) ->
     if trace.len() == 0 {
         return Err("the game logged no heap traffic: was it built with --features alloc-trace?".into());
     }
-    trace.note(&format!("Stopped after {played} frames{}.", if trace.len() == MAX_OPS { format!(", at {MAX_OPS} operations") } else { String::new() }));
+    trace.note(&format!(
+        "Stopped after {played} frames{}.",
+        if trace.len() == MAX_OPS { format!(", at {MAX_OPS} operations") } else { String::new() }
+    ));
     std::fs::write(out, trace.text()).map_err(|e| format!("{}: {e}", out.display()))?;
     println!("recorded {} heap operations into {}", trace.len(), out.display());
     Ok(())

@@ -57,8 +57,12 @@ impl TraceFile {
         for line in &self.how {
             writeln!(text, "# {line}").unwrap();
         }
-        writeln!(text, "# {} operations, at most {} blocks live at once; {} still live at the end.", self.count, self.peak, self.live)
-            .unwrap();
+        writeln!(
+            text,
+            "# {} operations, at most {} blocks live at once; {} still live at the end.",
+            self.count, self.peak, self.live
+        )
+        .unwrap();
         text + "# `a ID SIZE ALIGN` allocates, `f ID` frees.\n" + &self.ops
     }
 }

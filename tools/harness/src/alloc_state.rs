@@ -217,7 +217,15 @@ impl HeapRegion {
         Ok(())
     }
 
-    fn check_subtree(&self, x: u32, parent: u32, lo: u32, hi: u32, depth: u32, nodes: &mut u32) -> Result<u32, (&'static str, u32)> {
+    fn check_subtree(
+        &self,
+        x: u32,
+        parent: u32,
+        lo: u32,
+        hi: u32,
+        depth: u32,
+        nodes: &mut u32,
+    ) -> Result<u32, (&'static str, u32)> {
         if x == 0 {
             return Ok(1);
         }
@@ -308,7 +316,10 @@ impl Report {
     pub fn read(emu: &Emulator, elf: &Elf) -> Result<Report, String> {
         let sym = elf.symbol("ALLOC_STATE_REPORT").ok_or("no ALLOC_STATE_REPORT in the ELF")?;
         if sym.size != REPORT_BYTES {
-            return Err(format!("ALLOC_STATE_REPORT is {} bytes, not {REPORT_BYTES}: update alloc_state::Report", sym.size));
+            return Err(format!(
+                "ALLOC_STATE_REPORT is {} bytes, not {REPORT_BYTES}: update alloc_state::Report",
+                sym.size
+            ));
         }
         let b = emu.read_bytes(sym.address, REPORT_BYTES as usize);
         let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());

@@ -93,7 +93,12 @@ impl Elf {
     }
 
     /// The check behind [`Elf::check_hot_path`], following calls into other IWRAM functions (veneers included).
-    fn check_arm_in_iwram<'a>(&'a self, f: &'a Symbol, allowed: &dyn Fn(&str) -> bool, seen: &mut Vec<u32>) -> Result<(), String> {
+    fn check_arm_in_iwram<'a>(
+        &'a self,
+        f: &'a Symbol,
+        allowed: &dyn Fn(&str) -> bool,
+        seen: &mut Vec<u32>,
+    ) -> Result<(), String> {
         if seen.contains(&f.address) {
             return Ok(());
         }
@@ -104,19 +109,26 @@ impl Elf {
         if f.thumb {
             return Err(format!("{} is Thumb code; hot paths are ARM (#[instruction_set(arm::a32)])", f.name));
         }
-        let code = self.bytes(f.address, f.size).ok_or_else(|| format!("the bytes of {} are not in the ELF", f.name))?;
+        let code =
+            self.bytes(f.address, f.size).ok_or_else(|| format!("the bytes of {} are not in the ELF", f.name))?;
         for (i, word) in code.chunks_exact(4).enumerate() {
             let word = u32::from_le_bytes(word.try_into().unwrap());
             let pc = f.address + 4 * i as u32;
             // B/BL: bits 27..25 = 101; the target is PC + 8 + signed 24-bit offset × 4.
             let branch = (word >> 25) & 0b111 == 0b101 && word >> 28 != 0xF;
-            let target = if branch { pc.wrapping_add(8).wrapping_add((((word << 8) as i32) >> 6) as u32) } else { word } & !1;
-            if ROM.contains(&target) && let Some(callee) = self.function_at(target) {
+            let target =
+                if branch { pc.wrapping_add(8).wrapping_add((((word << 8) as i32) >> 6) as u32) } else { word } & !1;
+            if ROM.contains(&target)
+                && let Some(callee) = self.function_at(target)
+            {
                 if allowed(&callee.name) {
                     continue;
                 }
                 let how = if branch { "branches to" } else { "loads the address of" };
-                return Err(format!("{} {how} {} at {:#010x} (ROM) from {pc:#010x}", f.name, callee.name, callee.address));
+                return Err(format!(
+                    "{} {how} {} at {:#010x} (ROM) from {pc:#010x}",
+                    f.name, callee.name, callee.address
+                ));
             }
             if branch && !(f.address..f.address + f.size).contains(&target) {
                 match self.function_at(target) {

@@ -11,8 +11,13 @@ pub const HEIGHT: usize = 160;
 pub const CYCLES_PER_FRAME: u64 = 280_896;
 /// The RAM a ROM finds at power-on (GBATEK "GBA Memory Map"): start and size in bytes of EWRAM, IWRAM, palette
 /// RAM, VRAM and OAM.
-pub const RAM: [(u32, u32); 5] =
-    [(0x0200_0000, 256 << 10), (0x0300_0000, 32 << 10), (0x0500_0000, 1 << 10), (0x0600_0000, 96 << 10), (0x0700_0000, 1 << 10)];
+pub const RAM: [(u32, u32); 5] = [
+    (0x0200_0000, 256 << 10),
+    (0x0300_0000, 32 << 10),
+    (0x0500_0000, 1 << 10),
+    (0x0600_0000, 96 << 10),
+    (0x0700_0000, 1 << 10),
+];
 
 #[repr(C)]
 struct Shim {

@@ -54,7 +54,11 @@ pub fn check(rom: &[u8]) -> Result<Header, String> {
             Err(format!("the {what} holds non-printable bytes: {bytes:02x?}"))
         }
     };
-    Ok(Header { title: text(0xA0..0xAC, "title")?, game_code: text(0xAC..0xB0, "game code")?, maker_code: text(0xB0..0xB2, "maker code")? })
+    Ok(Header {
+        title: text(0xA0..0xAC, "title")?,
+        game_code: text(0xAC..0xB0, "game code")?,
+        maker_code: text(0xB0..0xB2, "maker code")?,
+    })
 }
 
 #[cfg(test)]
@@ -81,7 +85,8 @@ mod tests {
 
     #[test]
     fn rejects_each_broken_field() {
-        for (offset, what) in [(0x10, "logo"), (0xB2, "0xB2"), (0xBD, "complement"), (0xA3, "complement"), (3, "entry")] {
+        for (offset, what) in [(0x10, "logo"), (0xB2, "0xB2"), (0xBD, "complement"), (0xA3, "complement"), (3, "entry")]
+        {
             let mut rom = valid();
             rom[offset] ^= 0x01;
             let e = check(&rom).unwrap_err();

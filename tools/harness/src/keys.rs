@@ -36,7 +36,8 @@ impl Script {
                 Some((a, b)) => (a.parse(), b.parse()),
                 None => (frames.parse(), frames.parse()),
             };
-            let (first, last): (u64, u64) = (first.map_err(|_| fail("bad frame"))?, last.map_err(|_| fail("bad frame"))?);
+            let (first, last): (u64, u64) =
+                (first.map_err(|_| fail("bad frame"))?, last.map_err(|_| fail("bad frame"))?);
             if last < first {
                 return Err(fail("the range ends before it starts"));
             }

@@ -39,7 +39,8 @@ fn main() -> ExitCode {
 fn test(rom: &Path) -> Result<bool, String> {
     let mut limits = Limits::default();
     if let Ok(frames) = std::env::var("STACKSHOT_TEST_FRAMES") {
-        limits.frames_per_test = frames.parse().map_err(|_| format!("STACKSHOT_TEST_FRAMES={frames} is not a number"))?;
+        limits.frames_per_test =
+            frames.parse().map_err(|_| format!("STACKSHOT_TEST_FRAMES={frames} is not a number"))?;
     }
     let results = run_tests(rom, limits)?;
     Ok(results.iter().all(|r| matches!(r.outcome, Outcome::Passed { .. })))

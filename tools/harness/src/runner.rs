@@ -36,7 +36,9 @@ pub struct TestResult {
 enum RunEnd {
     Done,
     /// Test `index` failed and stopped the CPU; the run resumes after it.
-    Stopped { index: usize },
+    Stopped {
+        index: usize,
+    },
 }
 
 /// Runs every test of the ROM at `path`, printing progress; `Err` if the ROM is not a test ROM or cannot load.
@@ -104,7 +106,11 @@ fn run_once(
                         return Err(format!("the ROM panicked outside any test: {message}"));
                     };
                     println!("test {name} ... FAILED\n    panicked {message}");
-                    record(results, i, TestResult { name, outcome: Outcome::Failed { reason: format!("panicked {message}") } });
+                    record(
+                        results,
+                        i,
+                        TestResult { name, outcome: Outcome::Failed { reason: format!("panicked {message}") } },
+                    );
                     return Ok(RunEnd::Stopped { index: i });
                 }
                 Message::Output(text) => {
@@ -114,7 +120,10 @@ fn run_once(
             }
         }
         if !seen_count && emu.frames() >= limits.frames_to_start {
-            return Err(format!("no `@@tests` line within {} frames: not a StackShot test ROM?", limits.frames_to_start));
+            return Err(format!(
+                "no `@@tests` line within {} frames: not a StackShot test ROM?",
+                limits.frames_to_start
+            ));
         }
         if let Some((i, name, start)) = &current
             && emu.frames() - start >= limits.frames_per_test

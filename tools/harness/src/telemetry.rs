@@ -27,30 +27,30 @@ pub struct PoolUse {
 /// Field by field as on the GBA; byte offsets in the comments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Telemetry {
-    pub magic: u32,         // 0
-    pub state: u32,         // 4
-    pub frame: u32,         // 8
-    pub score: u32,         // 12
-    pub lives: u32,         // 16
-    pub bombs: u32,         // 20
-    pub stage: u32,         // 24
-    pub last_cycles: u32,   // 28
-    pub max_cycles: u32,    // 32
+    pub magic: u32,              // 0
+    pub state: u32,              // 4
+    pub frame: u32,              // 8
+    pub score: u32,              // 12
+    pub lives: u32,              // 16
+    pub bombs: u32,              // 20
+    pub stage: u32,              // 24
+    pub last_cycles: u32,        // 28
+    pub max_cycles: u32,         // 32
     pub player_bullets: PoolUse, // 36
     pub enemy_bullets: PoolUse,  // 44
     pub particles: PoolUse,      // 52
     pub enemies: PoolUse,        // 60
     pub pickups: PoolUse,        // 68
     pub sprite_slots: PoolUse,   // 76
-    pub heap_used: u32,      // 84
-    pub heap_peak: u32,      // 88
-    pub heap_fallbacks: u32, // 92
-    pub game_overs: u32,     // 96
-    pub leak_checks: u32,    // 100
-    pub leak_failures: u32,  // 104
-    pub kills: u32,          // 108
-    pub table: [u32; 5],     // 112
-    pub stack_peak: u32,     // 132
+    pub heap_used: u32,          // 84
+    pub heap_peak: u32,          // 88
+    pub heap_fallbacks: u32,     // 92
+    pub game_overs: u32,         // 96
+    pub leak_checks: u32,        // 100
+    pub leak_failures: u32,      // 104
+    pub kills: u32,              // 108
+    pub table: [u32; 5],         // 112
+    pub stack_peak: u32,         // 132
 }
 
 /// Words in the struct.
@@ -66,7 +66,11 @@ impl Probe {
     pub fn new(elf: &Elf) -> Result<Probe, String> {
         let symbol = elf.symbol("STACKSHOT_STATS").ok_or("no STACKSHOT_STATS in the ELF: not the game?")?;
         if symbol.size != WORDS * 4 {
-            return Err(format!("STACKSHOT_STATS is {} bytes, not {}: update src/telemetry.rs", symbol.size, WORDS * 4));
+            return Err(format!(
+                "STACKSHOT_STATS is {} bytes, not {}: update src/telemetry.rs",
+                symbol.size,
+                WORDS * 4
+            ));
         }
         Ok(Probe { address: symbol.address })
     }

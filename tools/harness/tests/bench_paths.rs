@@ -9,16 +9,35 @@ use std::cell::RefCell;
 
 /// Every allocator and reference the ROM times, as their type names appear in the mangled symbols.
 const SUBJECTS: &[&str] = &[
-    "4Call", "6Inline", "9IndexPool", "8Packed24", "8Packed18", "7PtrPool", "10ValueStack", "13IntrusivePool",
-    "8FlagPool", "4Slab", "5Arena", "8TreeHeap", "10LinkedList", "4Talc", "4Rlsf",
+    "4Call",
+    "6Inline",
+    "9IndexPool",
+    "8Packed24",
+    "8Packed18",
+    "7PtrPool",
+    "10ValueStack",
+    "13IntrusivePool",
+    "8FlagPool",
+    "4Slab",
+    "5Arena",
+    "8TreeHeap",
+    "10LinkedList",
+    "4Talc",
+    "4Rlsf",
 ];
 
 /// What only a panic reaches: functions that never return, and the `core::fmt` functions whose addresses a
 /// panic's message carries. A call to one cannot add cycles to a figure: the run stops instead.
 fn panic_path(name: &str) -> bool {
-    ["4core9panicking", "4core6result13unwrap_failed", "4core6option13unwrap_failed", "4core6option13expect_failed", "4core3fmt"]
-        .iter()
-        .any(|n| name.contains(n))
+    [
+        "4core9panicking",
+        "4core6result13unwrap_failed",
+        "4core6option13unwrap_failed",
+        "4core6option13expect_failed",
+        "4core3fmt",
+    ]
+    .iter()
+    .any(|n| name.contains(n))
 }
 
 fn timed(elf: &Elf) -> Vec<&Symbol> {
@@ -31,7 +50,10 @@ fn every_allocator_is_timed_in_an_arm_function() {
     let timed = timed(&elf);
     for subject in SUBJECTS {
         for op in ["7AllocOp", "6FreeOp"] {
-            assert!(timed.iter().any(|f| f.name.contains(subject) && f.name.contains(op)), "no time_arm for {op} of {subject}");
+            assert!(
+                timed.iter().any(|f| f.name.contains(subject) && f.name.contains(op)),
+                "no time_arm for {op} of {subject}"
+            );
         }
     }
 }
@@ -51,7 +73,13 @@ fn no_timed_function_calls_into_rom() {
             ok
         };
         match elf.check_hot_path_except(&f.name, &allowed) {
-            Ok(f) => println!("{}: ARM, {} bytes at {:#010x}; into ROM only: {:?}", f.name, f.size, f.address, let_through.borrow()),
+            Ok(f) => println!(
+                "{}: ARM, {} bytes at {:#010x}; into ROM only: {:?}",
+                f.name,
+                f.size,
+                f.address,
+                let_through.borrow()
+            ),
             Err(e) => failures.push(e),
         }
     }

@@ -16,7 +16,8 @@ use harness::telemetry::state;
 use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/thumbv4t-none-eabi/release/examples/faults");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/thumbv4t-none-eabi/release/examples/faults");
     assert!(path.exists(), "{} is missing: `make fixture`", path.display());
     path
 }
@@ -171,7 +172,11 @@ fn a_broken_heap_is_named_not_followed() {
     let heap = crash.heap();
     let runs = heap.runs();
     let free = runs.iter().filter(|r| !r.used).count() as u32;
-    let counters = Counters { free_blocks: runs.iter().filter(|r| !r.used).map(|r| r.blocks).sum(), free_runs: free, peak_used: 0 };
+    let counters = Counters {
+        free_blocks: runs.iter().filter(|r| !r.used).map(|r| r.blocks).sum(),
+        free_runs: free,
+        peak_used: 0,
+    };
     let (kind, block) = heap.check(counters).expect_err("the fixture damaged the heap");
     let (used, _, largest) = crash.heap_use();
     assert_eq!(crash.line("HEAP"), format!("HEAP {used}/{} B BROKEN:", crash.capacity()));
@@ -221,7 +226,12 @@ fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
         ("ITEMS", t.pickups, 8),
         ("SPRITES", t.sprite_slots, 128),
     ] {
-        assert!(crash.shows(&format!("{name} {}/{capacity}", pool.now)), "{name} {}/{capacity}:\n{}", pool.now, crash.text());
+        assert!(
+            crash.shows(&format!("{name} {}/{capacity}", pool.now)),
+            "{name} {}/{capacity}:\n{}",
+            pool.now,
+            crash.text()
+        );
     }
     assert!(crash.panic.contains("AI heap: invariant broken"), "{}", crash.panic);
     let heap = heap_region(&crash.emu, &debug_elf(), "AI_REGION");

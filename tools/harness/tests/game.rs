@@ -112,7 +112,8 @@ fn matches_reference(emu: &Emulator, name: &str) -> Result<(), String> {
         emu.screenshot(&reference)?;
         return Ok(());
     }
-    let decoder = png::Decoder::new(std::fs::File::open(&reference).map_err(|e| format!("{}: {e}", reference.display()))?);
+    let decoder =
+        png::Decoder::new(std::fs::File::open(&reference).map_err(|e| format!("{}: {e}", reference.display()))?);
     let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
     let mut expected = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut expected).map_err(|e| e.to_string())?;
@@ -144,7 +145,9 @@ fn the_scripted_game_shows_the_reference_screens_on_clean_and_on_dirty_ram() {
 
     // Heavy play: the first busy moment of the bot's game (deterministic: the bot reads the screen, the game
     // seeds its randomness from the frame count).
-    let t = play(&mut g, 7_200, true, |_, t, _| t.state == state::PLAYING && t.enemy_bullets.now >= 20 && t.enemies.now >= 8);
+    let t = play(&mut g, 7_200, true, |_, t, _| {
+        t.state == state::PLAYING && t.enemy_bullets.now >= 20 && t.enemies.now >= 8
+    });
     assert_eq!(t.state, state::PLAYING);
     failures.extend(matches_reference(g.emu(), "play").err());
 
@@ -170,10 +173,24 @@ fn share(cycles: u32) -> f64 {
 fn a_heavy_two_minute_session_never_slows_down() {
     let mut g = Game::release();
     let t = play(&mut g, 7_200, true, |_, _, _| false);
-    println!("heavy session: {} frames, stage {}, score {}, {} enemies destroyed, {} game overs", g.emu.frames(), t.stage, t.score, t.kills, t.game_overs);
+    println!(
+        "heavy session: {} frames, stage {}, score {}, {} enemies destroyed, {} game overs",
+        g.emu.frames(),
+        t.stage,
+        t.score,
+        t.kills,
+        t.game_overs
+    );
     println!("max frame: {} cycles = {:.1}% of {CYCLES_PER_FRAME}", t.max_cycles, share(t.max_cycles));
-    println!("peaks: player bullets {}/48, enemy bullets {}/192, particles {}/96, enemies {}/32, pick-ups {}/8, sprite slots {}/128",
-        t.player_bullets.peak, t.enemy_bullets.peak, t.particles.peak, t.enemies.peak, t.pickups.peak, t.sprite_slots.peak);
+    println!(
+        "peaks: player bullets {}/48, enemy bullets {}/192, particles {}/96, enemies {}/32, pick-ups {}/8, sprite slots {}/128",
+        t.player_bullets.peak,
+        t.enemy_bullets.peak,
+        t.particles.peak,
+        t.enemies.peak,
+        t.pickups.peak,
+        t.sprite_slots.peak
+    );
     println!("AI heap: peak {} of 3968 bytes, {} fallbacks", t.heap_peak, t.heap_fallbacks);
     assert!(t.last_cycles > 0 && t.last_cycles <= t.max_cycles);
     assert!(u64::from(t.max_cycles) < CYCLES_PER_FRAME, "a frame took {} cycles: the game slowed down", t.max_cycles);
@@ -198,7 +215,13 @@ fn a_heavy_session_without_the_prefetch_buffer_still_fits_the_frame() {
     g.emu.write32(WAITCNT, u32::from(waitcnt & !PREFETCH));
     let t = play(&mut g, 7_200, true, |_, _, _| false);
     assert_eq!(g.emu.read16(WAITCNT), waitcnt & !PREFETCH, "the ROM turned the prefetch buffer back on");
-    println!("without prefetch: {} game overs, score {}, max frame {} cycles = {:.1}% of {CYCLES_PER_FRAME}", t.game_overs, t.score, t.max_cycles, share(t.max_cycles));
+    println!(
+        "without prefetch: {} game overs, score {}, max frame {} cycles = {:.1}% of {CYCLES_PER_FRAME}",
+        t.game_overs,
+        t.score,
+        t.max_cycles,
+        share(t.max_cycles)
+    );
     assert!(u64::from(t.max_cycles) < CYCLES_PER_FRAME, "a frame took {} cycles without prefetch", t.max_cycles);
 }
 
@@ -216,7 +239,8 @@ impl Rng {
 /// One soak session on the debug-assertions build, on a clean or a dirty boot: the telemetry and a hash of the
 /// screen after every frame.
 fn soak(dirty: bool) -> Vec<(Telemetry, u64)> {
-    let mut g = if dirty { Game::open_dirty(&debug_elf(), &debug_elf()) } else { Game::open(&debug_elf(), &debug_elf()) };
+    let mut g =
+        if dirty { Game::open_dirty(&debug_elf(), &debug_elf()) } else { Game::open(&debug_elf(), &debug_elf()) };
     let mut rng = Rng(0x50A6_1234);
     let mut keys = 0;
     let mut t = g.frame(0);
@@ -253,8 +277,17 @@ fn an_hour_of_random_play_with_invariant_checks_leaks_nothing_on_clean_and_on_di
         panic!("frame {}: the clean and the dirty boot differ: {what}", frame + 2);
     }
     let t = clean.last().unwrap().0;
-    println!("soak (clean and dirty boot alike): {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks, stack peak {} B",
-        clean.len() + 1, t.frame, t.game_overs, t.leak_checks, t.kills, t.heap_peak, t.heap_fallbacks, t.stack_peak);
+    println!(
+        "soak (clean and dirty boot alike): {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks, stack peak {} B",
+        clean.len() + 1,
+        t.frame,
+        t.game_overs,
+        t.leak_checks,
+        t.kills,
+        t.heap_peak,
+        t.heap_fallbacks,
+        t.stack_peak
+    );
     assert!(t.game_overs >= 10, "only {} games in an hour: is the input reaching the game?", t.game_overs);
     assert_eq!(t.leak_checks, t.game_overs);
     assert_eq!(t.leak_failures, 0, "a game over left a pool or the heap not empty");

@@ -109,15 +109,44 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let runs = heap.runs();
     let free_run = runs.iter().find(|r| !r.used && r.blocks >= 2).expect("a free run of 2+ blocks");
     let big = runs.iter().filter(|r| !r.used).max_by_key(|r| r.blocks).unwrap();
-    let child = (heap.first..heap.end).find(|&b| heap.parent(b) != 0 && runs.iter().any(|r| !r.used && r.start == b)).expect("a non-root node");
+    let child = (heap.first..heap.end)
+        .find(|&b| heap.parent(b) != 0 && runs.iter().any(|r| !r.used && r.start == b))
+        .expect("a non-root node");
     let size_copy = heap.base + HeapRegion::node_offset(free_run.start + free_run.blocks - 1, 6) as u32;
     let inside = big.start + 5;
     let (map_byte, shift) = heap.map_position(inside);
     let parent = heap.base + HeapRegion::node_offset(child, 4) as u32;
     let cases = [
-        (Corruption { name: "size-copy", address: size_copy, c_type: "unsigned short", old: free_run.blocks, new: free_run.blocks + 1 }, ("SizeCopy", free_run.start + free_run.blocks - 1)),
-        (Corruption { name: "header", address: heap.base, c_type: "unsigned short", old: heap.count(), new: heap.count() + 1 }, ("Header", 0)),
-        (Corruption { name: "parent", address: parent, c_type: "unsigned short", old: heap.parent(child), new: child }, ("ParentLink", child)),
+        (
+            Corruption {
+                name: "size-copy",
+                address: size_copy,
+                c_type: "unsigned short",
+                old: free_run.blocks,
+                new: free_run.blocks + 1,
+            },
+            ("SizeCopy", free_run.start + free_run.blocks - 1),
+        ),
+        (
+            Corruption {
+                name: "header",
+                address: heap.base,
+                c_type: "unsigned short",
+                old: heap.count(),
+                new: heap.count() + 1,
+            },
+            ("Header", 0),
+        ),
+        (
+            Corruption {
+                name: "parent",
+                address: parent,
+                c_type: "unsigned short",
+                old: heap.parent(child),
+                new: child,
+            },
+            ("ParentLink", child),
+        ),
         (
             Corruption {
                 name: "map",
@@ -139,7 +168,14 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         script += &format!(
             "echo @@{}\\n\nset language c\nset var *({} *){:#x} = {:#x}\nset language auto\nheap check AI_HEAP\n\
              continue\n{}\nset language c\nset var *({} *){:#x} = {:#x}\nset language auto\ncontinue\n",
-            c.name, c.c_type, c.address, c.new, crate_check_python(), c.c_type, c.address, c.old
+            c.name,
+            c.c_type,
+            c.address,
+            c.new,
+            crate_check_python(),
+            c.c_type,
+            c.address,
+            c.old
         );
     }
     script += "echo @@end\\n\ndelete\ndisconnect\n";
@@ -164,11 +200,16 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
 
     // heap: header, runs and tree as decoded here from the region's bytes, statistics as Heap::stats() says.
     let lines = section(&out, "heap");
-    assert!(lines[0].starts_with(&format!("heap AI_HEAP: base {:#010x}, blocks {}..{}", heap.base, heap.first, heap.end)), "{}", lines[0]);
+    assert!(
+        lines[0].starts_with(&format!("heap AI_HEAP: base {:#010x}, blocks {}..{}", heap.base, heap.first, heap.end)),
+        "{}",
+        lines[0]
+    );
     assert_eq!(lines[1], format!("header: count {}, root {}", heap.count(), heap.root()));
     let map_end = lines.iter().position(|l| l.starts_with("free tree")).unwrap();
     let gdb_runs: String = lines[3..map_end].iter().map(|l| l.trim()).collect();
-    let runs_text: String = runs.iter().map(|r| format!("[{} {} @{}]", if r.used { "used" } else { "free" }, r.blocks, r.start)).collect();
+    let runs_text: String =
+        runs.iter().map(|r| format!("[{} {} @{}]", if r.used { "used" } else { "free" }, r.blocks, r.start)).collect();
     assert_eq!(gdb_runs, runs_text);
     let stats_at = lines.iter().position(|l| l.starts_with("stats:")).unwrap();
     let gdb_tree: Vec<String> = lines[map_end + 1..stats_at].iter().map(|l| l[2..].to_string()).collect();
@@ -193,14 +234,23 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         bullet.x, bullet.y, bullet.dx, bullet.dy
     )), "{}", handles[0]);
     let freed = report.free_stack[0];
-    assert!(handles[1].ends_with(&format!("= Handle(slot {freed}, pool 1) -> alloc_state::BULLETS[{freed}] is free: dangling")), "{}", handles[1]);
+    assert!(
+        handles[1]
+            .ends_with(&format!("= Handle(slot {freed}, pool 1) -> alloc_state::BULLETS[{freed}] is free: dangling")),
+        "{}",
+        handles[1]
+    );
 
     // Each corruption: gdb's `heap check`, the crate's `Heap::check` on the same memory and this decoder agree.
     for (c, (kind, block)) in &cases {
         let expected = format!("{kind} at block {block}");
         assert_eq!(corrupt(&heap, c).check(counters), Err((*kind, *block)), "{}: the harness decoder", c.name);
         let lines = section(&out, c.name);
-        assert!(lines.contains(&format!("heap check AI_HEAP: {expected}").as_str()), "{}: gdb printed {lines:?}", c.name);
+        assert!(
+            lines.contains(&format!("heap check AI_HEAP: {expected}").as_str()),
+            "{}: gdb printed {lines:?}",
+            c.name
+        );
         assert!(lines.contains(&format!("crate: {expected}").as_str()), "{}: the crate said {lines:?}", c.name);
     }
     assert!(out.contains("@@end"), "gdb stopped early:\n{out}");

@@ -22,7 +22,8 @@ const STACK: u32 = 11;
 const BAR_X: usize = 14 * 8;
 
 fn fixture() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/thumbv4t-none-eabi/release/examples/alloc_state");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/thumbv4t-none-eabi/release/examples/alloc_state");
     assert!(path.exists(), "{} is missing: cargo build --release --example alloc_state", path.display());
     path
 }
@@ -89,7 +90,10 @@ fn overlay_shows_every_block_and_the_pool_and_select_toggles_it() {
     let lowest = (limit..top).step_by(4).find(|&a| emu.read32(a) != paint).unwrap();
     let (used, space) = (top - lowest, top - limit);
     let lines = screen::text(&emu);
-    let row = lines.iter().position(|l| l.starts_with("STK ")).unwrap_or_else(|| panic!("no stack gauge:\n{}", screen::dump(&lines)));
+    let row = lines
+        .iter()
+        .position(|l| l.starts_with("STK "))
+        .unwrap_or_else(|| panic!("no stack gauge:\n{}", screen::dump(&lines)));
     assert_eq!(lines[row][..BAR_X / 8].trim_end(), format!("STK {used}/{space}"));
     let y = row * 8 + 3;
     let filled = (BAR_X..BAR_X + 128).filter(|&x| pixel(&screen, x, y) == colour(&emu, STACK)).count();
@@ -105,6 +109,10 @@ fn overlay_shows_every_block_and_the_pool_and_select_toggles_it() {
         emu.run_frame();
         assert_eq!(bg1(&emu), shown);
         let strip = block_pixel(&emu.screen_rgb(), 0);
-        assert_eq!(strip == colour(&emu, USED) || strip == colour(&emu, FREE_START), shown, "block 0's pixel {strip:?}");
+        assert_eq!(
+            strip == colour(&emu, USED) || strip == colour(&emu, FREE_START),
+            shown,
+            "block 0's pixel {strip:?}"
+        );
     }
 }

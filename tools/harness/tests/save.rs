@@ -82,14 +82,30 @@ fn cut_everywhere(g: &mut Game, entry: &NameEntry, old: &Saved, ups: usize, defa
         } else if table == new.table {
             "new"
         } else if table == defaults {
-            panic!("save {} cut after {cut} of {} SRAM writes: the title shows the defaults\n{}", ups + 1, new.writes, table.join("\n"))
+            panic!(
+                "save {} cut after {cut} of {} SRAM writes: the title shows the defaults\n{}",
+                ups + 1,
+                new.writes,
+                table.join("\n")
+            )
         } else {
-            panic!("save {} cut after {cut} of {} SRAM writes: neither table\n{}", ups + 1, new.writes, table.join("\n"))
+            panic!(
+                "save {} cut after {cut} of {} SRAM writes: neither table\n{}",
+                ups + 1,
+                new.writes,
+                table.join("\n")
+            )
         };
         outcomes.push(which);
     }
     assert_eq!(outcomes.last(), Some(&"new"), "the whole write must load the new table");
-    println!("save {}: {} SRAM writes; a cut after 0..={} of them loads: {}", ups + 1, new.writes, new.writes, outcomes.join(" "));
+    println!(
+        "save {}: {} SRAM writes; a cut after 0..={} of them loads: {}",
+        ups + 1,
+        new.writes,
+        new.writes,
+        outcomes.join(" ")
+    );
     new
 }
 
@@ -134,7 +150,10 @@ fn a_save_cut_at_any_byte_loads_the_old_or_the_new_table_and_damage_loads_the_ot
     both[in_older] ^= 0xA5;
     g.emu.set_sram(&both).unwrap();
     assert_eq!(table_after_reset(&mut g), defaults, "both copies damaged (bytes {in_newest} and {in_older})");
-    println!("{} bytes in use; damage in the newest copy (first at byte {in_newest}) loads the older, and the reverse", used.len());
+    println!(
+        "{} bytes in use; damage in the newest copy (first at byte {in_newest}) loads the older, and the reverse",
+        used.len()
+    );
 }
 
 #[test]

@@ -127,10 +127,7 @@ impl<'a> Fuzzed<'a> {
             }
         };
         let addr = ptr.as_ptr() as usize;
-        assert!(
-            size != 0 && size <= cap && align.is_power_of_two(),
-            "alloc({size}, {align}) served"
-        );
+        assert!(size != 0 && size <= cap && align.is_power_of_two(), "alloc({size}, {align}) served");
         assert!(
             addr >= self.lo && addr + rounded(size) <= self.hi,
             "alloc({size}, {align}) at {addr:#x} outside the heap"

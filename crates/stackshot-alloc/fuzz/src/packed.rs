@@ -19,7 +19,6 @@ pub enum Op {
     FreeRaw(u32),
 }
 
-
 pub struct Fuzzed<P> {
     pool: P,
     live: Live<()>,

@@ -8,9 +8,9 @@
 //! through [`LockedHeap::with`], so safe code cannot free a block that a `Box` still owns.
 
 use super::Heap;
-use core::alloc::{GlobalAlloc, Layout};
 #[cfg(feature = "allocator-api")]
 use core::alloc::{AllocError, Allocator};
+use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
 use core::ptr::{self, NonNull};
 use lock_api::RawMutex;
@@ -274,4 +274,3 @@ unsafe impl<L: RawMutex> GlobalAlloc for LockedHeap<'_, L> {
         unsafe { self.relocate(p, layout.size(), new) }.map_or(ptr::null_mut(), NonNull::as_ptr)
     }
 }
-

@@ -137,7 +137,15 @@ impl Heap<'_> {
 
     /// Checks the subtree at `x` (child of `parent`, keys strictly between `lo` and `hi`, at `depth`), counts
     /// its nodes, and returns its black height.
-    fn check_subtree(&self, x: u32, parent: u32, lo: u32, hi: u32, depth: u32, nodes: &mut u32) -> Result<u32, Invariant> {
+    fn check_subtree(
+        &self,
+        x: u32,
+        parent: u32,
+        lo: u32,
+        hi: u32,
+        depth: u32,
+        nodes: &mut u32,
+    ) -> Result<u32, Invariant> {
         use InvariantKind::*;
         let fail = |kind| Err(Invariant { kind, block: x });
         if x == NIL {

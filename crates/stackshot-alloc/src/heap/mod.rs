@@ -97,8 +97,8 @@ mod tree;
 
 pub use adapter::{LockError, LockedHeap};
 pub use boxed::HeapBox;
-pub use global::GlobalHeap;
 pub use check::{Invariant, InvariantKind};
+pub use global::GlobalHeap;
 pub use map::Block;
 pub use stats::Stats;
 

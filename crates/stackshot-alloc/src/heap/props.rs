@@ -323,7 +323,11 @@ impl<'a> Model<'a> {
             Err(HeapError::BadAlign)
         } else if size > self.cap || align_up(self.lo, align) - self.lo + rounded > self.cap {
             Err(HeapError::TooLarge)
-        } else if if align <= 8 { self.heap.stats().largest_free as usize >= rounded } else { self.fits(rounded, align) } {
+        } else if if align <= 8 {
+            self.heap.stats().largest_free as usize >= rounded
+        } else {
+            self.fits(rounded, align)
+        } {
             Ok(())
         } else {
             Err(HeapError::OutOfMemory)

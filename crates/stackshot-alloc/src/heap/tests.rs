@@ -194,7 +194,11 @@ fn fragmented(w: &mut [u64]) -> (Heap<'_>, Vec<NonNull<u8>>) {
     let mut holes = Vec::new();
     let mut i = 0;
     while let Ok(p) = h.alloc(8 * (1 + i % 5), 8) {
-        if i % 2 == 0 { holes.push(p) } else { live.push(p) }
+        if i % 2 == 0 {
+            holes.push(p)
+        } else {
+            live.push(p)
+        }
         i += 1;
     }
     for p in holes {
@@ -207,11 +211,7 @@ fn fragmented(w: &mut [u64]) -> (Heap<'_>, Vec<NonNull<u8>>) {
 /// A node with a parent and, if asked, its own children, satisfying `pred`.
 fn find_node(h: &Heap, pred: impl Fn(&Heap, u32) -> bool) -> u32 {
     (h.first..h.end)
-        .find(|&b| {
-            h.map_get(b) & 1 == 0
-                && (b == h.first || h.map_get(b - 1) & 1 == 1)
-                && pred(h, b)
-        })
+        .find(|&b| h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1) && pred(h, b))
         .expect("no such node")
 }
 
@@ -289,7 +289,8 @@ fn checker_names_each_broken_invariant_and_block() {
     // Unbalanced: relink all nodes into one chain (ordered, parents right, all black) deeper than allowed.
     let mut w = region(4096);
     let (mut h, _) = fragmented(&mut w);
-    let mut nodes: Vec<u32> = (h.first..h.end).filter(|&b| h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1)).collect();
+    let mut nodes: Vec<u32> =
+        (h.first..h.end).filter(|&b| h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1)).collect();
     nodes.sort_by_key(|&b| h.key(b));
     assert!(nodes.len() > 40);
     for (i, &b) in nodes.iter().enumerate() {
@@ -433,7 +434,13 @@ fn allocator_api_and_global_alloc() {
     assert!(locked.init(Heap::new(bytes(&mut w2)).unwrap()).is_err());
 }
 
-fn run(name: &str, driver: fn(&mut [u8], u32, u32) -> Result<PropReport, props::PropFailure>, len: usize, seeds: u32, ops: u32) -> u64 {
+fn run(
+    name: &str,
+    driver: fn(&mut [u8], u32, u32) -> Result<PropReport, props::PropFailure>,
+    len: usize,
+    seeds: u32,
+    ops: u32,
+) -> u64 {
     let mut total = 0;
     let mut w = region(len);
     for seed in 1..=seeds {
@@ -482,7 +489,8 @@ fn props_game_like() {
 
 #[test]
 fn props_adversarial() {
-    let total: u64 = SIZES.iter().map(|&len| run("adversarial", props::adversarial, len, 4, ops_for(len, BUDGET))).sum();
+    let total: u64 =
+        SIZES.iter().map(|&len| run("adversarial", props::adversarial, len, 4, ops_for(len, BUDGET))).sum();
     assert!(total >= 8 * BUDGET as u64);
 }
 
@@ -568,7 +576,9 @@ fn tree_height_on_adversarial_patterns() {
         // 1-block allocations, every other freed upwards / downwards; a staircase 1, 2, 3… blocks with
         // 1-block separators (steps freed smallest first, so sizes rise).
         let stair: Vec<usize> = (1..400).flat_map(|k| [k, 1]).collect();
-        for (name, sizes, down) in [("singles, up", &[1][..], false), ("singles, down", &[1][..], true), ("staircase", &stair[..], false)] {
+        for (name, sizes, down) in
+            [("singles, up", &[1][..], false), ("singles, down", &[1][..], true), ("staircase", &stair[..], false)]
+        {
             let (n, balanced, unbalanced) = adversarial_heights(len, sizes, down);
             let bound = 2.0 * ((n + 1) as f64).log2();
             println!("| {len} | {name} | {n} | {balanced} | {unbalanced} | {bound:.1} |");

@@ -375,9 +375,9 @@ impl Corrupt {
                     "IntrusivePool: slot {slot} is on the free list but live: a free slot's link was written \
                      after it was freed"
                 ),
-                Corrupt::Loop => panic!(
-                    "IntrusivePool: the free list loops: a free slot's link was written after it was freed"
-                ),
+                Corrupt::Loop => {
+                    panic!("IntrusivePool: the free list loops: a free slot's link was written after it was freed")
+                }
             }
         }
         None

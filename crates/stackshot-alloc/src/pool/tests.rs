@@ -29,11 +29,7 @@ fn sizes() {
     println!("bookkeeping bytes per slot (host, {p}-byte pointers; T = u32):");
     println!("{:<34} {:>10} {:>10}", "variant", "256 slots", "4096 slots");
     let rows: [(&str, f64, f64); 8] = [
-        (
-            "IndexPool<T, u8, 256>",
-            per_slot(size_of::<IndexPool<T, u8, 256>>(), 256 * 4, 256),
-            f64::NAN,
-        ),
+        ("IndexPool<T, u8, 256>", per_slot(size_of::<IndexPool<T, u8, 256>>(), 256 * 4, 256), f64::NAN),
         (
             "IndexPool<T, u16, N>",
             per_slot(size_of::<IndexPool<T, u16, 256>>(), 256 * 4, 256),
@@ -41,7 +37,11 @@ fn sizes() {
         ),
         ("Packed24<N / 32>", per_slot(size_of::<Packed24<8>>(), 0, 256), per_slot(size_of::<Packed24<128>>(), 0, 4096)),
         ("Packed18<N / 32>", per_slot(size_of::<Packed18<8>>(), 0, 256), per_slot(size_of::<Packed18<128>>(), 0, 4096)),
-        ("u32 stack (comparison)", per_slot(size_of::<U32Stack<8>>(), 0, 256), per_slot(size_of::<U32Stack<128>>(), 0, 4096)),
+        (
+            "u32 stack (comparison)",
+            per_slot(size_of::<U32Stack<8>>(), 0, 256),
+            per_slot(size_of::<U32Stack<128>>(), 0, 4096),
+        ),
         (
             "PtrPool<'_, T, N>",
             per_slot(size_of::<PtrPool<'_, T, 256>>(), 0, 256),

@@ -83,7 +83,6 @@ impl Game {
     pub fn release() -> Game {
         Game::open(&rom(), &elf())
     }
-
 }
 
 impl Console for Game {
@@ -157,7 +156,8 @@ pub struct Object {
 pub fn objects(emu: &Emulator) -> Vec<Object> {
     (0..128u32)
         .filter_map(|i| {
-            let (a0, a1, a2) = (emu.read16(0x0700_0000 + 8 * i), emu.read16(0x0700_0002 + 8 * i), emu.read16(0x0700_0004 + 8 * i));
+            let (a0, a1, a2) =
+                (emu.read16(0x0700_0000 + 8 * i), emu.read16(0x0700_0002 + 8 * i), emu.read16(0x0700_0004 + 8 * i));
             if a0 & 0x0300 == 0x0200 {
                 return None;
             }
@@ -195,12 +195,20 @@ pub fn bot(emu: &Emulator, t: &Telemetry) -> u32 {
         if close && t.bombs > 0 && threats.len() > 2 {
             keys |= key("B");
         }
-        let go_left = if ship.x < 24 { false } else if ship.x > 216 { true } else { near.x >= ship.x };
+        let go_left = if ship.x < 24 {
+            false
+        } else if ship.x > 216 {
+            true
+        } else {
+            near.x >= ship.x
+        };
         keys |= if go_left { key("LEFT") } else { key("RIGHT") };
         if near.y > ship.y - 16 && ship.y < 140 {
             keys |= key("DOWN");
         }
-    } else if let Some(prey) = objects.iter().filter(|o| ENEMY_TILES.contains(&o.tile)).min_by_key(|o| (o.x - ship.x).abs()) {
+    } else if let Some(prey) =
+        objects.iter().filter(|o| ENEMY_TILES.contains(&o.tile)).min_by_key(|o| (o.x - ship.x).abs())
+    {
         if prey.x < ship.x - 2 {
             keys |= key("LEFT");
         } else if prey.x > ship.x + 2 {
@@ -223,7 +231,12 @@ pub fn debug_elf() -> PathBuf {
 
 /// Plays from the title with the bot until `done` says so or `limit` frames pass; on the game-over screen it
 /// continues (A) so the session goes on. Returns the last telemetry.
-pub fn play(g: &mut impl Console, limit: u64, continues: bool, mut done: impl FnMut(u64, &Telemetry, &Emulator) -> bool) -> Telemetry {
+pub fn play(
+    g: &mut impl Console,
+    limit: u64,
+    continues: bool,
+    mut done: impl FnMut(u64, &Telemetry, &Emulator) -> bool,
+) -> Telemetry {
     let mut t = g.frame(0);
     for n in 0..limit {
         let keys = match t.state {
@@ -239,7 +252,6 @@ pub fn play(g: &mut impl Console, limit: u64, continues: bool, mut done: impl Fn
     }
     t
 }
-
 
 /// The stack's space in `elf` (linker.ld: from `__stack_limit` up to `__stack_top`), and what is left of it
 /// above a measured `peak`: the IWRAM budget, which must keep at least `margin` bytes spare.
