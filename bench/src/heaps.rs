@@ -6,11 +6,13 @@ use crate::stats::{Cells, Dash, Summary};
 use crate::timing::{self, BUILD};
 use crate::traces::{self, MAX_LIVE, Trace};
 use crate::work::{FAILED, MAX_OPS, Work};
-use core::alloc::Layout;
+use core::alloc::{GlobalAlloc, Layout};
 use core::fmt::Write;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 use stackshot::cycles::Op;
+use stackshot_alloc::heap::LockedHeap;
+use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::rng::Rng;
 
 pub const REGION_BYTES: usize = 4096;
@@ -58,6 +60,64 @@ impl Subject for TreeHeap {
         let s = self.0.stats();
         Some((s.largest_free as usize, s.free_bytes as usize))
     }
+}
+
+/// Our heap shared the way interrupt handlers can share it: behind `LockedHeap<IrqLock>`, through `GlobalAlloc`,
+/// each call masking interrupts (IME) for its length. Only in the sharing table (its cost against the bare
+/// heap), not among the peers, which have no such lock.
+pub struct SharedTreeHeap(LockedHeap<'static, IrqLock>);
+impl Subject for SharedTreeHeap {
+    const NAME: &'static str = "tree-heap in LockedHeap<IrqLock>";
+    const STRUCT_BYTES: usize = size_of::<LockedHeap<'static, IrqLock>>();
+    fn new(region: &'static mut Region) -> Self {
+        let shared = LockedHeap::new();
+        // SAFETY: as for TreeHeap.
+        let heap = unsafe { stackshot_alloc::heap::Heap::from_raw(region.0.as_mut_ptr().cast(), REGION_BYTES) };
+        if shared.init(heap.expect("4 KB is a valid heap region")).is_err() {
+            unreachable!("a fresh adapter takes its heap");
+        }
+        SharedTreeHeap(shared)
+    }
+    #[inline(always)]
+    fn alloc(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        // SAFETY: every trace request has a non-zero size.
+        NonNull::new(unsafe { self.0.alloc(layout) })
+    }
+    #[inline(always)]
+    fn free(&mut self, ptr: NonNull<u8>, layout: Layout) -> bool {
+        // SAFETY: the trace frees each block once, with its layout.
+        unsafe { self.0.dealloc(ptr.as_ptr(), layout) };
+        true
+    }
+}
+
+/// What sharing the heap with interrupt handlers costs: the AI trace on the bare heap and behind
+/// `LockedHeap<IrqLock>`, same build, same region.
+pub fn sharing(region: &mut Region, trace: &Trace, work: &mut Work) {
+    report::table(
+        "sharing",
+        &["Sharing the heap with interrupt handlers, ", BUILD, ": cycles per operation, ", trace.name, " trace"],
+        &["heap", "alloc median", "alloc max", "free median", "free max"],
+    );
+    report::note(
+        "sharing",
+        format_args!(
+            "LockedHeap<IrqLock> masks interrupts (IME) for each call and restores them after: the cost of a heap that the main loop and interrupt handlers may both use. Measured in this build only: in the ARM build the extra inlined timing code leaves IWRAM too little stack."
+        ),
+    );
+    for (name, (a, f)) in [
+        (TreeHeap::NAME, medians::<TreeHeap>(region, trace, work)),
+        (SharedTreeHeap::NAME, medians::<SharedTreeHeap>(region, trace, work)),
+    ] {
+        report::row("sharing", format_args!("{name}|{}|{}|{}|{}", a.0, a.1, f.0, f.1));
+    }
+}
+
+/// The median and maximum cycles of `S`'s allocations and frees on `trace`.
+fn medians<S: Subject>(region: &mut Region, trace: &Trace, work: &mut Work) -> ((u16, u16), (u16, u16)) {
+    replay::<S>(lend(region), trace, work);
+    let pair = |s: Option<Summary>| s.map_or((0, 0), |s| (s.median, s.max));
+    (pair(work.allocs.summary()), pair(work.frees.summary()))
 }
 
 pub struct LinkedList(linked_list_allocator::Heap);

@@ -40,12 +40,14 @@ unsafe impl lock_api::RawMutex for IrqLock {
     const INIT: Self = IrqLock { held: Cell::new(false), saved_ime: Cell::new(0) };
     type GuardMarker = lock_api::GuardNoSend;
 
+    #[inline]
     fn lock(&self) {
         if !self.try_lock() {
             panic!("stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with?)");
         }
     }
 
+    #[inline]
     fn try_lock(&self) -> bool {
         // SAFETY: IME is a 16-bit I/O register, always mapped on the GBA.
         let ime = unsafe { IME.read_volatile() };
@@ -64,6 +66,7 @@ unsafe impl lock_api::RawMutex for IrqLock {
         true
     }
 
+    #[inline]
     unsafe fn unlock(&self) {
         let ime = self.saved_ime.get();
         self.held.set(false);
