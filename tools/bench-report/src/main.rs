@@ -132,7 +132,12 @@ fn run(
              `RawVec::grow_one`, which grows their storage; it costs nothing here, as their storage is reserved \
              up front and no measured operation grows it (checked).\n\
              - **Thumb/ROM** (`--profile bench-thumb`, no feature): the same, all Thumb code in ROM, our heap's \
-             tree functions and compiler_builtins' `__clzsi2` included.\n\n";
+             tree functions and compiler_builtins' `__clzsi2` included.\n\n\
+             Which figures depend on ROM timing ([timing.md](timing.md)): the ARM/IWRAM tables run from IWRAM on \
+             data in IWRAM, one-cycle memory that mGBA models exactly, so they hold on hardware as printed. The \
+             Thumb/ROM tables and the game's frame figures fetch code from the cartridge, where mGBA's model of \
+             the prefetch buffer is approximate: take them as close, and the game's frame budget from \
+             timing.md's prefetch-off bound.\n\n";
     writeln!(text, "![median cycles per operation, ARM/IWRAM build]({})\n", name(chart_png)).unwrap();
     for build in &builds {
         writeln!(text, "## {} build\n", build.name).unwrap();
