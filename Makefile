@@ -47,14 +47,26 @@ examples: setup
 	cargo build --release -p gba-quickstart
 	cd crates/examples/agb-quickstart && cargo build --release
 
-# Formatting (rustfmt.toml) of every crate: the game's workspace (game, bench, the allocator crate, the gba
-# quick start), tools/, the agb quick start and the fuzz target, each a workspace of its own.
+# Formatting (rustfmt.toml) and clippy (every warning an error) of every crate: the game's workspace (game, bench,
+# the allocator crate, the gba quick start), tools/, the agb quick start and the fuzz target, each a workspace of
+# its own. The game's workspace is linted for the GBA without the allocator crate's host tests (they need std),
+# which are linted from the crate's folder: on nightly with every host feature, and on stable; the crate's GBA
+# code with all its features from the root. ROM binaries are no test targets: `--tests` would build them with
+# the host's test harness.
+CLIPPY := -- -D warnings
 lint: setup
 	cargo fmt --all --check
 	cd tools && cargo fmt --all --check
 	cd crates/examples/agb-quickstart && cargo fmt --check
 	cd crates/stackshot-alloc/fuzz && cargo fmt --check
-	@echo "test result: ok. 1 passed; 0 failed; lint: rustfmt"
+	cargo clippy --workspace --exclude stackshot-alloc --lib --bins --tests --examples $(CLIPPY)
+	cargo clippy -p stackshot-alloc --features gba,iwram,allocator-api,testing $(CLIPPY)
+	cd $(CRATE) && cargo clippy --all-targets --features allocator-api,testing $(CLIPPY)
+	cd $(CRATE) && cargo +stable clippy --all-targets --features testing $(CLIPPY)
+	cd tools && cargo clippy --workspace --all-targets $(CLIPPY)
+	cd crates/examples/agb-quickstart && cargo clippy $(CLIPPY)
+	cd $(CRATE)/fuzz && cargo clippy --all-targets $(CLIPPY)
+	@echo "test result: ok. 2 passed; 0 failed; lint: rustfmt, clippy"
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate: natively, under Miri (Stacked, then Tree Borrows; the long property

@@ -152,6 +152,10 @@ impl Write for Buf<'_> {
     }
 }
 
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
     stackshot::stack::init();

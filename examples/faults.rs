@@ -24,6 +24,10 @@ static mut REGION: Region = Region([0; REGION_BYTES]);
 static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();
 static mut BULLETS: IndexPool<u32, u8, 16> = IndexPool::new(1);
 
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 fn set_up() {
     // SAFETY: runs once, before any test; only this function takes these statics, and the region goes to the
     // heap for good.

@@ -108,6 +108,10 @@ fn registry_sum() -> u32 {
 /// `pool` must stay where it is and alive for the rest of the program: a static, or a value owned by a `main`
 /// that never returns and does not move it. The crash screen reads it from the panic handler, possibly while
 /// code up the stack was changing it (it only reads counters).
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 pub unsafe fn watch_pool<G: Gauge>(name: &'static str, pool: *const G) {
     // SAFETY: see the static; the main program is the only writer.
     let registry = unsafe { &mut *(&raw mut REGISTRY) };
@@ -123,6 +127,10 @@ pub unsafe fn watch_pool<G: Gauge>(name: &'static str, pool: *const G) {
 /// # Safety
 /// As for [`watch_pool`]. For a `LockedHeap`, pass the heap inside it (`locked.with(|h| watch_heap(h))`):
 /// the crash screen then reads it without the lock.
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 pub unsafe fn watch_heap(heap: *const Heap<'_>) {
     // SAFETY: as in `watch_pool`.
     let registry = unsafe { &mut *(&raw mut REGISTRY) };
@@ -238,6 +246,10 @@ fn location(file: &str, line: u32) {
 }
 
 /// The watched allocators and the stack, from row `y`.
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 fn memory(mut y: u16) {
     // SAFETY: read only, after the checksum says the registry is as `watch_*` left it; nothing writes it now.
     let registry = unsafe { &*(&raw const REGISTRY) };

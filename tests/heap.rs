@@ -17,6 +17,10 @@ use stackshot_alloc::iwram::{heap_alloc, heap_free};
 struct Region([u8; 4096]);
 static mut REGION: Region = Region([0; 4096]);
 
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 fn region() -> &'static mut [u8] {
     // SAFETY: tests run one at a time and each takes the region afresh; no reference outlives its test.
     unsafe { &mut (*(&raw mut REGION)).0 }

@@ -77,12 +77,12 @@ extern "C" fn on_vblank(_: IrqBits) {
         // Two slots change each frame: free what is there, then allocate 8..64 bytes tagged 0xA0 + slot.
         for k in 0..2 {
             let slot = (step as usize * 2 + k) % 8;
-            let held = (*(&raw const IRQ_HELD))[slot];
+            let held = IRQ_HELD[slot];
             if !held.ptr.is_null() && !release(held) {
                 IRQ_BAD += 1;
             }
             let size = 8 + (step as usize * 7 + k * 13) % 57;
-            (*(&raw mut IRQ_HELD))[slot] = take(size, 0xA0 + slot as u8).unwrap_or(NONE);
+            IRQ_HELD[slot] = take(size, 0xA0 + slot as u8).unwrap_or(NONE);
         }
         FRAMES += 1;
     }
@@ -134,7 +134,7 @@ fn main_loop_and_vblank_handler_share_the_heap() {
         assert!(release(*h));
     }
     // SAFETY: interrupts are off, so the handler's blocks are ours to free.
-    for h in unsafe { *(&raw const IRQ_HELD) }.iter().filter(|h| !h.ptr.is_null()) {
+    for h in unsafe { IRQ_HELD }.iter().filter(|h| !h.ptr.is_null()) {
         assert!(release(*h));
     }
     let (stats, check) = HEAP.with(|h| (h.stats(), h.check())).unwrap();

@@ -21,6 +21,10 @@ struct Bullet {
 static mut BULLETS: IndexPool<Bullet, u8, 256> = IndexPool::new(1);
 static mut OTHER: IndexPool<Bullet, u8, 4> = IndexPool::new(2);
 
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 fn pools() -> (&'static mut IndexPool<Bullet, u8, 256>, &'static mut IndexPool<Bullet, u8, 4>) {
     // SAFETY: tests run one at a time and every test that takes these references leaves the pools empty; no
     // reference outlives its test.

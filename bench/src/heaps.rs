@@ -424,7 +424,7 @@ pub fn fragmentation(left: &[[Leftover; 4]; traces::ALL.len()]) {
         row.push(name);
         for per_trace in left {
             let l = per_trace[a];
-            let share = if l.total == 0 { 100 } else { l.largest * 100 / l.total };
+            let share = (l.largest * 100).checked_div(l.total).unwrap_or(100);
             let _ = write!(row, "|{} / {} B ({share}%)", l.largest, l.total);
         }
         report::row("fragmentation", format_args!("{}", row.as_str()));

@@ -35,6 +35,10 @@ static mut WORK: Work = Work::new();
 static mut REGION: heaps::Region = heaps::Region([MaybeUninit::uninit(); heaps::REGION_BYTES]);
 static mut BORROWED: Borrowed = Borrowed { ptr_slots: [MaybeUninit::uninit(); SLOTS], intrusive: [0; SLOTS + 16] };
 
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
     timing::check_build();

@@ -308,7 +308,7 @@ impl Enemy {
             }
         }
         let (x, y) = (self.x.floor(), self.y.floor());
-        let gone = y > 184 || y < -96 || x < -32 || x > 272;
+        let gone = !(-96..=184).contains(&y) || !(-32..=272).contains(&x);
         if gone {
             self.release(w);
         }
@@ -413,7 +413,7 @@ impl Enemy {
         }
         self.timer += 1;
         let Some(targets) = &self.scratch else {
-            if self.timer % 30 == 0 {
+            if self.timer.is_multiple_of(30) {
                 let speed = w.bullet_speed(320);
                 fire(w.bullets, self.x, self.y, Fx::new(0), speed);
             }
@@ -427,7 +427,7 @@ impl Enemy {
         if shots >= 3 * count {
             return; // leaving
         }
-        if self.timer % 14 == 0 {
+        if self.timer.is_multiple_of(14) {
             let k = shots % count;
             let (tx, ty) = (Fx::new(targets.get(2 * k).into()), Fx::new(targets.get(2 * k + 1).into()));
             let speed = w.bullet_speed(384);
@@ -480,7 +480,7 @@ impl Enemy {
         let at = (self.x, self.y + Fx::new(8));
         let t = self.timer;
         let Some(script) = &self.scratch else {
-            if t % 45 == 0 {
+            if t.is_multiple_of(45) {
                 ring(w.bullets, at, w.bullet_speed(288), 12, u32::from(t / 45));
             }
             return;
@@ -495,18 +495,20 @@ impl Enemy {
         }
         let a = u32::from(self.age);
         match pattern {
-            FAN if t % 36 == 0 => fan(w.bullets, at, w.target, w.bullet_speed(352), 5 + self.param as u32 * 2, 4),
-            RING if t % 42 == 0 => ring(w.bullets, at, w.bullet_speed(288), 14 + 2 * w.stage, a),
-            SPIRAL if t % 5 == 0 => {
+            FAN if t.is_multiple_of(36) => {
+                fan(w.bullets, at, w.target, w.bullet_speed(352), 5 + self.param as u32 * 2, 4)
+            }
+            RING if t.is_multiple_of(42) => ring(w.bullets, at, w.bullet_speed(288), 14 + 2 * w.stage, a),
+            SPIRAL if t.is_multiple_of(5) => {
                 let speed = w.bullet_speed(320);
                 ring(w.bullets, at, speed, 3, a * 3 / 2);
             }
-            RAIN if t % 7 == 0 => {
+            RAIN if t.is_multiple_of(7) => {
                 let x = self.x + Fx::new(w.rng.below(48) as i32 - 24);
                 let vx = Fx::from_raw(w.rng.below(128) as i32 - 64);
                 fire(w.bullets, x, at.1, vx, w.bullet_speed(288));
             }
-            STREAM if t % 10 == 0 => {
+            STREAM if t.is_multiple_of(10) => {
                 let speed = w.bullet_speed(480);
                 w.aimed(at.0, at.1, speed);
             }

@@ -72,6 +72,10 @@ pub struct Memory {
 
 impl Memory {
     /// The game's memory. Panics if called twice: there is one of each static.
+    #[allow(
+        clippy::deref_addrof,
+        reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+    )]
     pub fn take() -> Memory {
         assert!(!TAKEN.read(), "the game's memory is taken once");
         TAKEN.write(true);

@@ -64,10 +64,10 @@ pub fn burst<const N: usize>(
         let r = rng.next_u32();
         let angle = r & 63;
         // A quarter to all of `speed`, in 256ths.
-        let v = speed.to_raw() * (64 + ((r >> 6) & 191) as i32) >> 8;
+        let v = (speed.to_raw() * (64 + ((r >> 6) & 191) as i32)) >> 8;
         let life = 16 + ((r >> 14) & 15) as u8;
         let (c, s) = (cos(angle).to_raw(), sin(angle).to_raw());
-        let p = Particle { x, y, vx: Fx::from_raw(c * v >> 8), vy: Fx::from_raw(s * v >> 8), age: 0, life };
+        let p = Particle { x, y, vx: Fx::from_raw((c * v) >> 8), vy: Fx::from_raw((s * v) >> 8), age: 0, life };
         let spawned = pool_alloc(pool, p);
         crate::trace::pool_alloc(pool.id(), spawned);
         if spawned.is_none() {

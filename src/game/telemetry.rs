@@ -83,7 +83,7 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
-    pub const fn new() -> Telemetry {
+    const fn new() -> Telemetry {
         const EMPTY: PoolUse = PoolUse { now: 0, peak: 0 };
         Telemetry {
             magic: MAGIC,
@@ -119,6 +119,10 @@ impl Telemetry {
 pub static mut STACKSHOT_STATS: Telemetry = Telemetry::new();
 
 /// The one reference to [`STACKSHOT_STATS`].
+#[allow(
+    clippy::deref_addrof,
+    reason = "`static_mut_refs` denies `&mut S` on a `static mut`, hence `&raw` (rust-clippy#13783)"
+)]
 pub fn take() -> &'static mut Telemetry {
     static TAKEN: gba::gba_cell::GbaCell<bool> = gba::gba_cell::GbaCell::new(false);
     assert!(!TAKEN.read(), "the telemetry is taken once");

@@ -36,7 +36,7 @@ unsafe impl Sync for IrqLock {}
 // SAFETY: while one context holds the lock, interrupts are masked, so no other context runs until `unlock`;
 // re-entry from the holder itself is refused. That is mutual exclusion on the GBA's single core.
 unsafe impl lock_api::RawMutex for IrqLock {
-    #[allow(clippy::declare_interior_mutable_const)]
+    #[allow(clippy::declare_interior_mutable_const, reason = "`lock_api::RawMutex::INIT` is a const by its trait")]
     const INIT: Self = IrqLock { held: Cell::new(false), saved_ime: Cell::new(0) };
     type GuardMarker = lock_api::GuardNoSend;
 

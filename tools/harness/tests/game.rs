@@ -250,7 +250,7 @@ fn soak(dirty: bool) -> Vec<(Telemetry, u64)> {
             // Any of A, B and the d-pad; START only to leave the title or the end screens, SELECT never (the
             // overlay's).
             keys = rng.next() & (key("A") | key("B") | key("RIGHT") | key("LEFT") | key("UP") | key("DOWN"));
-            if matches!(t.state, state::TITLE | state::GAME_OVER | state::NAME_ENTRY) && rng.next() % 4 == 0 {
+            if matches!(t.state, state::TITLE | state::GAME_OVER | state::NAME_ENTRY) && rng.next().is_multiple_of(4) {
                 keys |= key("START");
             }
         }

@@ -147,7 +147,7 @@ impl<'a> Fuzzed<'a> {
     fn free_at(&mut self, addr: usize) {
         let want = if addr < self.lo || addr >= self.hi {
             Err(HeapError::OutsideHeap)
-        } else if addr % 8 != 0 {
+        } else if !addr.is_multiple_of(8) {
             Err(HeapError::NotRunStart)
         } else if self.live.get(addr).is_some() {
             Ok(())

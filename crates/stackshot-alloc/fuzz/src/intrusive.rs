@@ -81,7 +81,10 @@ impl<'a> Fuzzed<'a> {
             return false;
         };
         let offset = (p.as_ptr() as usize).wrapping_sub(self.base as usize);
-        assert!(offset < self.cap * self.stride && offset % self.stride == 0, "pointer at offset {offset} is no slot");
+        assert!(
+            offset < self.cap * self.stride && offset.is_multiple_of(self.stride),
+            "pointer at offset {offset} is no slot"
+        );
         assert_eq!(p.as_ptr() as usize % align, 0, "slot not aligned to {align}");
         self.tag = self.tag.wrapping_add(1);
         self.live.insert(offset / self.stride, self.tag);
@@ -94,7 +97,7 @@ impl<'a> Fuzzed<'a> {
     fn free_at(&mut self, offset: isize) {
         let want = if offset < 0 || offset as usize >= self.cap * self.stride {
             Err(PoolError::ForeignHandle)
-        } else if offset as usize % self.stride != 0 {
+        } else if !(offset as usize).is_multiple_of(self.stride) {
             Err(PoolError::Misaligned)
         } else if self.live.get(offset as usize / self.stride).is_some() {
             Ok(())

@@ -61,7 +61,7 @@ impl<'a> Fuzzed<'a> {
         match self.pool.alloc(v) {
             Some(p) => {
                 let offset = (p.as_ptr() as usize).wrapping_sub(self.base as usize);
-                assert!(offset < N * SLOT && offset % SLOT == 0, "pointer at offset {offset} is no slot");
+                assert!(offset < N * SLOT && offset.is_multiple_of(SLOT), "pointer at offset {offset} is no slot");
                 self.live.insert(offset / SLOT, v);
                 true
             }
@@ -76,7 +76,7 @@ impl<'a> Fuzzed<'a> {
     fn free_at(&mut self, offset: isize) {
         let want = if offset < 0 || offset as usize >= N * SLOT {
             Err(PoolError::ForeignHandle)
-        } else if offset as usize % SLOT != 0 {
+        } else if !(offset as usize).is_multiple_of(SLOT) {
             Err(PoolError::Misaligned)
         } else {
             self.live.get(offset as usize / SLOT).ok_or(PoolError::DoubleFree)

@@ -367,7 +367,7 @@ struct Spin(core::sync::atomic::AtomicBool);
 // SAFETY: a compare-exchange from false to true succeeds for one holder at a time; unlock stores false with
 // release ordering, so the next holder sees every write the last one made.
 unsafe impl lock_api::RawMutex for Spin {
-    #[allow(clippy::declare_interior_mutable_const)]
+    #[allow(clippy::declare_interior_mutable_const, reason = "`lock_api::RawMutex::INIT` is a const by its trait")]
     const INIT: Self = Spin(core::sync::atomic::AtomicBool::new(false));
     type GuardMarker = lock_api::GuardSend;
     fn lock(&self) {
@@ -749,10 +749,12 @@ fn item6_aligned_requests_that_fit_are_served() {
     let blocks: Vec<_> = (0..496).map(|_| h.alloc(8, 8).unwrap()).collect();
     let mut holes = Vec::new();
     for (i, p) in blocks.iter().enumerate() {
-        if (p.as_ptr() as usize).is_multiple_of(64) && i + 8 < blocks.len() && holes.len() < 5 {
-            if holes.last().is_none_or(|&(j, _)| i >= j + 16) {
-                holes.push((i, *p));
-            }
+        if (p.as_ptr() as usize).is_multiple_of(64)
+            && i + 8 < blocks.len()
+            && holes.len() < 5
+            && holes.last().is_none_or(|&(j, _)| i >= j + 16)
+        {
+            holes.push((i, *p));
         }
     }
     for &(i, _) in &holes {
@@ -848,6 +850,7 @@ fn item5_a_stale_free_is_caught_while_the_block_is_free() {
 #[cfg(feature = "allocator-api")]
 #[test]
 fn item14_a_box_freed_inside_a_by_value_function() {
+    #[allow(clippy::boxed_local, reason = "the box taken by value and freed inside is what this test is about")]
     fn consume(b: Box<[u64; 4], &Locked<'_>>) -> u64 {
         b.iter().sum()
     }

@@ -495,8 +495,8 @@ mod tests {
     fn new_fits_the_most_slots() {
         let mut r = Region([0; 1024]);
         let lens = if cfg!(miri) { 0..=80 } else { 0..=300 };
-        for size in [1, 2, 3, 5, 8, 16, 33, 64, 100, 128] {
-            let stride = (size as usize).max(2).next_power_of_two();
+        for size in [1_usize, 2, 3, 5, 8, 16, 33, 64, 100, 128] {
+            let stride = size.max(2).next_power_of_two();
             for skip in [0, 1, 2, 7, 31, 63] {
                 for len in lens.clone() {
                     let start = r.0.as_ptr().addr() + skip;

@@ -261,12 +261,22 @@ fn index_pool<I: Index, const N: usize>(
 }
 
 /// The packed stacks' common surface (128 slots each), so one driver serves both; the fuzz target uses it too.
+#[allow(
+    clippy::len_without_is_empty,
+    reason = "the drivers compare the live count with the model; none asks for emptiness"
+)]
 pub trait Packed {
+    /// The number of slots.
     const CAP: u32;
+    /// Takes a free slot and returns its index, or `None` when every slot is live.
     fn alloc(&mut self) -> Option<u32>;
+    /// Frees the live slot `i`; an index out of range or not live is an `Err`.
     fn free(&mut self, i: u32) -> Result<(), PoolError>;
+    /// Whether slot `i` is live.
     fn is_live(&self, i: u32) -> bool;
+    /// The number of live slots.
     fn len(&self) -> u32;
+    /// Checks the stack's invariants.
     fn check(&mut self) -> Result<(), CheckError>;
 }
 

@@ -14,7 +14,7 @@ fn per_slot(pool: usize, payload: usize, slots: usize) -> f64 {
 }
 
 /// A `u32` index stack with the same live bits as the packed ones: what they are measured against.
-#[allow(dead_code)]
+#[allow(dead_code, reason = "only its size is measured; its fields are never read")]
 struct U32Stack<const G: usize> {
     entries: [[u32; 32]; G],
     live: [u32; G],
