@@ -21,16 +21,20 @@ fn barrier() {
     unsafe { core::arch::asm!("", options(nostack, preserves_flags)) }
 }
 
-/// Masks interrupts while held; remembers IME to restore it. Taking it while it is held can only be re-entry
-/// from the same context (an allocation inside [`LockedHeap::with`](crate::heap::LockedHeap::with)): `try_lock`
-/// refuses it and `lock` panics with a message, since waiting would never end.
+/// Masks interrupts while held; remembers IME to restore it. Taking it while it is held means re-entry: an
+/// allocation inside [`LockedHeap::with`](crate::heap::LockedHeap::with), or an interrupt handler let in because
+/// code inside the locked section turned IME back on (a BIOS `IntrWait` does). `try_lock` refuses it and `lock`
+/// panics with a message, since waiting would never end. A `with` closure runs with interrupts masked for its
+/// whole length (a `check()` of a large heap takes a while).
 pub struct IrqLock {
     held: Cell<bool>,
     saved_ime: Cell<u16>,
 }
 
-// SAFETY: the fields are read and written only with IME cleared (see `try_lock` and `unlock`) on a single-core
-// CPU, so no two contexts ever touch them at once.
+// SAFETY: the GBA has one core (this module only builds for ARM targets), so contexts interleave only through
+// interrupts. `held` is tested and set with IME cleared, so no interrupt can come between the test and the set;
+// a `Cell<bool>` or `Cell<u16>` access is a single load or store, which an interrupt cannot split. Even if code
+// inside the locked section re-enables IME, a context that then tries the lock finds `held` set and is refused.
 unsafe impl Sync for IrqLock {}
 
 // SAFETY: while one context holds the lock, interrupts are masked, so no other context runs until `unlock`;

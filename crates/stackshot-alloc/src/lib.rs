@@ -30,7 +30,8 @@
 #![cfg_attr(feature = "allocator-api", feature(allocator_api))]
 
 pub mod heap;
-#[cfg(feature = "gba")]
+// The GBA's interrupt registers: only on ARM targets (on any other, its IME write would be a wild store).
+#[cfg(all(feature = "gba", target_arch = "arm"))]
 pub mod irq;
 pub mod iwram;
 pub mod pool;

@@ -118,36 +118,15 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
 
     /// Runs `f` on the heap slot with the lock held (waiting for it); the lock is released even if `f`
     /// panics. Only this module's code runs inside, none of the caller's.
-    fn locked<R>(&self, f: impl FnOnce(&mut Option<Heap<'a>>) -> R) -> R {
+    pub(super) fn locked<R>(&self, f: impl FnOnce(&mut Option<Heap<'a>>) -> R) -> R {
         self.lock.lock();
         let _unlock = Unlock(&self.lock);
         // SAFETY: the lock is held until `_unlock` drops: this is the only reference to the slot.
         f(unsafe { &mut *self.heap.get() })
     }
 
-    /// Installs the heap `make` returns if none is installed yet (a lazy start, for [`GlobalHeap`]).
-    ///
-    /// [`GlobalHeap`]: super::GlobalHeap
-    pub(super) fn init_with(&self, make: impl FnOnce() -> Option<Heap<'a>>) {
-        self.locked(|slot| {
-            if slot.is_none() {
-                *slot = make();
-            }
-        });
-    }
-
-    /// Allocates a block for `layout`, first installing the heap `make` returns if none is installed.
-    pub(super) fn alloc_or_init(&self, layout: Layout, make: impl FnOnce() -> Option<Heap<'a>>) -> Option<NonNull<u8>> {
-        self.locked(|slot| {
-            if slot.is_none() {
-                *slot = make();
-            }
-            slot.as_mut().and_then(|h| h.alloc(layout.size(), layout.align()).ok())
-        })
-    }
-
     pub(super) fn alloc_block(&self, layout: Layout) -> Option<NonNull<u8>> {
-        self.alloc_or_init(layout, || None)
+        self.locked(|slot| slot.as_mut().and_then(|h| h.alloc(layout.size(), layout.align()).ok()))
     }
 
     pub(super) fn free_block(&self, ptr: NonNull<u8>) {

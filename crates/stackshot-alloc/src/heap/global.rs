@@ -13,6 +13,7 @@ use super::{Heap, LockedHeap, Stats};
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
+use core::ptr::{self, NonNull};
 use lock_api::RawMutex;
 
 /// `N` bytes of region (8-aligned) and a [`LockedHeap`] over it, set up on first use. Meant to be a `static`:
@@ -36,43 +37,62 @@ impl<L: RawMutex, const N: usize> Default for GlobalHeap<L, N> {
 }
 
 impl<L: RawMutex, const N: usize> GlobalHeap<L, N> {
-    /// A heap of `N` bytes, not set up yet: `const`, for a `static`.
+    /// A heap of `N` bytes (16 to 512 KB), not set up yet: `const`, for a `static`.
     pub const fn new() -> Self {
+        const { assert!(N >= 16 && N <= 512 * 1024, "a GlobalHeap's region is 16 bytes to 512 KB") };
         GlobalHeap { region: UnsafeCell::new(Region([MaybeUninit::uninit(); N])), heap: LockedHeap::new() }
     }
 
-    /// The adapter inside, set up now if no allocation did it yet: for [`LockedHeap::with`] (stats, check),
-    /// [`LockedHeap::boxed`] and [`LockedHeap::reset_peak`].
+    /// The adapter inside, set up over this value's region: for [`LockedHeap::with`] (stats, check),
+    /// [`LockedHeap::boxed`], `Vec::new_in` and [`LockedHeap::reset_peak`]. What it lends borrows `self`, so
+    /// `self` cannot move while anything allocated through it lives.
     pub fn heap(&self) -> &LockedHeap<'static, L> {
-        self.heap.init_with(|| self.make());
+        self.placed(|_| ());
         &self.heap
     }
 
-    fn make(&self) -> Option<Heap<'static>> {
-        // SAFETY: the region is N bytes owned by self, which stays in place (a static); only the heap made here
-        // ever accesses it, and it is made once: callers run this under the lock, only when no heap is in.
-        unsafe { Heap::from_raw(self.region.get().cast(), N) }.ok()
+    /// The heap's statistics; `None` only if the heap could not be set up.
+    pub fn stats(&self) -> Option<Stats> {
+        self.placed(|h| h.stats())
     }
 
-    /// The heap's statistics (all zero before first use if the region is too small for a heap).
-    pub fn stats(&self) -> Option<Stats> {
-        self.heap().with(|h| h.stats()).ok()
+    /// Runs `f` on the heap over this value's region, under the lock. The heap is set up first if there is none,
+    /// or if the one installed was made where this value was before it moved (a `GlobalHeap` moved after its
+    /// first use, which a `static` never is): that memory is not ours any more, so a fresh heap starts over
+    /// here and nothing touches the old place. `None` if the region cannot hold a heap.
+    fn placed<R>(&self, f: impl FnOnce(&mut Heap<'static>) -> R) -> Option<R> {
+        let here = self.region.get().cast::<u8>();
+        self.heap.locked(|slot| {
+            if slot.as_ref().is_none_or(|h| !core::ptr::eq(h.base, here)) {
+                // SAFETY: the region is N bytes inside self, where self is now; a heap made over it earlier (at
+                // this same address) is replaced only when it is not over it, so at most one heap ever reaches
+                // these bytes, and only under the lock. Anything allocated through `heap()` borrows self, so self
+                // cannot have moved while it was live.
+                *slot = unsafe { Heap::from_raw(here, N) }.ok();
+            }
+            slot.as_mut().map(f)
+        })
     }
 }
 
-// SAFETY: forwarded to LockedHeap's GlobalAlloc, whose guarantees hold for the heap made over self's region.
+// SAFETY: every call reaches the heap through `placed`, so only a heap over self's region as it is now; blocks
+// are handed out and taken back as by LockedHeap's GlobalAlloc.
 unsafe impl<L: RawMutex, const N: usize> GlobalAlloc for GlobalHeap<L, N> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        self.heap.alloc_or_init(layout, || self.make()).map_or(core::ptr::null_mut(), |p| p.as_ptr())
+        self.placed(|h| h.alloc(layout.size(), layout.align()).ok()).flatten().map_or(ptr::null_mut(), |p| p.as_ptr())
     }
 
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.heap.dealloc(ptr, layout) }
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        if let Some(p) = NonNull::new(ptr) {
+            // A refused free (a caller bug) leaves the heap intact and is counted in `Stats::bad_frees`.
+            self.placed(|h| h.free(p));
+        }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded from the caller.
+        self.placed(|_| ());
+        // SAFETY: forwarded from the caller; the heap is over self's region (just checked, and self cannot move
+        // during this call).
         unsafe { self.heap.realloc(ptr, layout, new_size) }
     }
 }

@@ -907,3 +907,28 @@ fn global_heap_starts_on_first_use_and_peak_resets() {
     assert_eq!(Locked::new().reset_peak(), Err(LockError::NotInitialised));
     assert!(G.heap().with(|h| std::format!("{h:?}")).unwrap().starts_with("Heap {"));
 }
+
+// A GlobalHeap moved after its first use (safe code can do it: `new` is a const fn, not only for statics) sets
+// its heap up again over the region where it is now, instead of handing out blocks of its old place.
+#[test]
+fn a_global_heap_moved_after_first_use_serves_from_where_it_is() {
+    fn used_then_moved() -> Box<GlobalHeap<Spin, 256>> {
+        let g = GlobalHeap::new();
+        assert_eq!(g.stats().unwrap().used_bytes, 0);
+        Box::new(g)
+    }
+    let g = used_then_moved();
+    let here = (&raw const *g) as usize..(&raw const *g) as usize + size_of::<GlobalHeap<Spin, 256>>();
+    let b = g.heap().boxed([7u8; 64]).unwrap();
+    assert!(here.contains(&((&raw const *b) as usize)), "the block is outside the GlobalHeap as it is now");
+    assert_eq!(*b, [7; 64]);
+    let layout = Layout::from_size_align(16, 8).unwrap();
+    // SAFETY: freed once with its layout.
+    unsafe {
+        let p = g.alloc(layout);
+        assert!(here.contains(&(p as usize)));
+        g.dealloc(p, layout);
+    }
+    drop(b);
+    assert_eq!(g.stats().unwrap().used_bytes, 0);
+}
