@@ -206,7 +206,13 @@ impl<'a> Heap<'a> {
 
     /// Starts the peak over from the blocks in use now (e.g. at the start of a level).
     pub fn reset_peak(&mut self) {
-        self.peak_used = self.end - self.first - self.free_blocks;
+        self.peak_used = self.used_blocks();
+    }
+
+    /// Managed blocks in use now.
+    #[inline(always)]
+    fn used_blocks(&self) -> u32 {
+        self.end - self.first - self.free_blocks
     }
 
     /// Bytes available for allocation (managed blocks × 8).
@@ -307,7 +313,7 @@ impl<'a> Heap<'a> {
         }
         self.mark_used(start, n);
         self.free_blocks -= n;
-        let used = self.end - self.first - self.free_blocks;
+        let used = self.used_blocks();
         if used > self.peak_used {
             self.peak_used = used;
         }
@@ -394,20 +400,11 @@ impl<'a> Heap<'a> {
             if next >= self.end || self.map_get(next) & USED_BIT != 0 || self.size(next) < k {
                 return Err(HeapError::OutOfMemory);
             }
-            let s = self.size(next);
-            self.tree_remove(next);
-            self.free_runs -= 1;
-            if s > k {
-                self.make_run(next + k, s - k);
-                self.tree_insert(next + k);
-                self.free_runs += 1;
-            }
+            // The run behind gives up its first k blocks as an allocation would; then the old blocks and the new
+            // are marked as one run.
+            let below = self.predecessor(next);
+            self.take(next, below, next, k);
             self.mark_used(b, n);
-            self.free_blocks -= k;
-            let used = self.end - self.first - self.free_blocks;
-            if used > self.peak_used {
-                self.peak_used = used;
-            }
         }
         Ok(())
     }

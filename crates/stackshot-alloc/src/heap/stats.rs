@@ -31,7 +31,7 @@ impl Heap<'_> {
         Stats {
             capacity: managed * 8,
             free_bytes: self.free_blocks * 8,
-            used_bytes: (managed - self.free_blocks) * 8,
+            used_bytes: self.used_blocks() * 8,
             largest_free: self.largest_free_blocks() * 8,
             free_runs: self.free_runs,
             peak_used: self.peak_used * 8,
