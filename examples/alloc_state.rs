@@ -31,7 +31,7 @@ const SLOTS: usize = 16;
 const REGION_BYTES: usize = 4096;
 
 #[unsafe(no_mangle)]
-static mut BULLETS: IndexPool<Bullet, u8, SLOTS> = IndexPool::new(1);
+static mut BULLETS: IndexPool<Bullet, u8, SLOTS> = IndexPool::with_id(1);
 
 #[repr(C, align(8))]
 pub struct Region([u8; REGION_BYTES]);
@@ -40,11 +40,14 @@ static mut AI_REGION: Region = Region([0; REGION_BYTES]);
 #[unsafe(no_mangle)]
 static mut AI_HEAP: Option<Heap<'static>> = None;
 
-/// A live handle (the bullet allocated last) and one whose slot was freed, for gdb's pretty-printer.
+/// A live handle (the bullet allocated last), one whose slot was freed, and one whose slot was freed and
+/// allocated again (stale), for gdb's pretty-printer.
 #[unsafe(no_mangle)]
-static mut LIVE_BULLET: Handle<Bullet, u8> = Handle::from_raw(0, 1);
+static mut LIVE_BULLET: Handle<Bullet, u8> = Handle::from_raw(0, 0, 1);
 #[unsafe(no_mangle)]
-static mut FREED_BULLET: Handle<Bullet, u8> = Handle::from_raw(0, 1);
+static mut FREED_BULLET: Handle<Bullet, u8> = Handle::from_raw(0, 0, 1);
+#[unsafe(no_mangle)]
+static mut STALE_BULLET: Handle<Bullet, u8> = Handle::from_raw(0, 0, 1);
 
 /// What the crate's own API says, refreshed every frame before the checkpoint. `#[repr(C)]`: the harness reads
 /// it from memory (`harness::alloc_state::Report`).
@@ -62,8 +65,10 @@ pub struct Report {
     live_values: [Bullet; SLOTS],
     /// The cycles the last frame used, as the overlay shows them.
     last_frame_cycles: u32,
-    /// `IndexPool::peak()`, read last (the free-stack probe above fills the pool, so the peak is its capacity).
+    /// `IndexPool::peak()`.
     pool_peak: u32,
+    /// The generation of each live slot (`live`'s order), from the handles `iter()` yields.
+    live_generations: [u8; SLOTS],
 }
 
 #[unsafe(no_mangle)]
@@ -76,6 +81,7 @@ static mut ALLOC_STATE_REPORT: Report = Report {
     live_values: [Bullet { x: 0, y: 0, dx: 0, dy: 0 }; SLOTS],
     last_frame_cycles: 0,
     pool_peak: 0,
+    live_generations: [0; SLOTS],
 };
 
 /// gdb breaks here with both allocators in their known state.
@@ -94,7 +100,7 @@ pub extern "C" fn alloc_state_checked() {
 
 fn alloc(pool: &mut IndexPool<Bullet, u8, SLOTS>, k: i16) -> Handle<Bullet, u8> {
     let h = pool.alloc(Bullet { x: 20 + 30 * k, y: 100 - 8 * k, dx: 0, dy: -2 });
-    trace::pool_alloc(pool.id(), h);
+    trace::pool_alloc(pool.id(), &h);
     h.expect("the pool has room")
 }
 
@@ -119,19 +125,11 @@ fn report(report: &mut Report, pool: &mut IndexPool<Bullet, u8, SLOTS>, heap: &H
     report.pool_len = pool.len() as u32;
     for (k, (h, v)) in pool.iter().enumerate() {
         report.live[k] = h.index();
+        report.live_generations[k] = h.generation();
         report.live_values[k] = *v;
     }
-    // The free stack from the top: allocate until full, then free in reverse, which restores it exactly.
-    let mut taken = [Handle::from_raw(0, 0); SLOTS];
-    let mut n = 0;
-    while let Some(h) = pool.alloc(Bullet { x: 0, y: 0, dx: 0, dy: 0 }) {
-        report.free_stack[n] = h.index();
-        taken[n] = h;
-        n += 1;
-    }
-    while n > 0 {
-        n -= 1;
-        let _ = pool.free(taken[n]);
+    for (k, slot) in pool.free_slots().enumerate() {
+        report.free_stack[k] = slot;
     }
     report.pool_peak = pool.peak() as u32;
 }
@@ -176,6 +174,8 @@ extern "C" fn main() -> ! {
     unsafe {
         LIVE_BULLET = bullet;
         FREED_BULLET = handles[4];
+        // Slot 1 was freed and `bullet` took it.
+        STALE_BULLET = handles[1];
     }
 
     let mut heap_op = |size: usize, align: usize| {

@@ -22,7 +22,7 @@ struct Region([u8; REGION_BYTES]);
 
 static mut REGION: Region = Region([0; REGION_BYTES]);
 static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();
-static mut BULLETS: IndexPool<u32, u8, 16> = IndexPool::new(1);
+static mut BULLETS: IndexPool<u32, u8, 16> = IndexPool::with_id(1);
 
 #[allow(
     clippy::deref_addrof,

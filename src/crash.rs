@@ -47,7 +47,7 @@ pub trait Gauge {
     fn gauge(&self) -> (usize, usize);
 }
 
-impl<T, I: Index, const N: usize> Gauge for IndexPool<T, I, N> {
+impl<T, I: Index, const N: usize, P> Gauge for IndexPool<T, I, N, P> {
     fn gauge(&self) -> (usize, usize) {
         (self.len(), N)
     }

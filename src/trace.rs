@@ -14,16 +14,17 @@ use core::ptr::NonNull;
 use stackshot_alloc::heap::HeapError;
 use stackshot_alloc::pool::{Handle, PoolError};
 
-/// A pool allocation in the pool with id `pool`: the handle it returned, or `None` when the pool was full.
+/// A pool allocation in the pool with id `pool`: the handle it returned, or the value handed back when the pool
+/// was full.
 #[inline(always)]
-pub fn pool_alloc<T>(pool: u8, handle: Option<Handle<T, u8>>) {
+pub fn pool_alloc<T, P>(pool: u8, result: &Result<Handle<T, u8, P>, T>) {
     #[cfg(feature = "alloc-trace")]
-    match handle {
-        Some(h) => crate::info!("alloc-trace: pool {pool} alloc -> {}", h.index()),
-        None => crate::info!("alloc-trace: pool {pool} alloc -> full"),
+    match result {
+        Ok(h) => crate::info!("alloc-trace: pool {pool} alloc -> {}", h.index()),
+        Err(_) => crate::info!("alloc-trace: pool {pool} alloc -> full"),
     }
     #[cfg(not(feature = "alloc-trace"))]
-    let _ = (pool, handle);
+    let _ = (pool, result);
 }
 
 /// A free of slot `index` in the pool with id `pool`, and its outcome.

@@ -97,7 +97,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(IndexPool::<u32, u8, SLOTS>::new(1));
+            let p = p.write(IndexPool::<u32, u8, SLOTS>::with_id(1));
             pools::overhead_x100(size_of_val(p), 4)
         },
         "`IndexPool<u8>`",
@@ -108,7 +108,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(IndexPool::<u32, u16, SLOTS>::new(2));
+            let p = p.write(IndexPool::<u32, u16, SLOTS>::with_id(2));
             pools::overhead_x100(size_of_val(p), 4)
         },
         "`IndexPool<u16>`",

@@ -56,14 +56,14 @@ pub type P18 = Packed18<{ SLOTS / 32 }>;
 pub type Values = ValueStack<u8, SLOTS>;
 pub type Flags = FlagPool<u32, SLOTS>;
 
-subject!(Index8, Handle<u32, u8>, |p| p.alloc(7), |p, k| p.free(k));
-subject!(Index16, Handle<u32, u16>, |p| p.alloc(7), |p, k| p.free(k));
+subject!(Index8, Handle<u32, u8>, |p| p.alloc(7).ok(), |p, k| p.free(k));
+subject!(Index16, Handle<u32, u16>, |p| p.alloc(7).ok(), |p, k| p.free(k));
 subject!(P24, u32, |p| p.alloc(), |p, k| p.free(k));
 subject!(P18, u32, |p| p.alloc(), |p, k| p.free(k));
-subject!(PtrPool<'_, u32, SLOTS>, NonNull<u32>, |p| p.alloc(7), |p, k| p.free(k));
+subject!(PtrPool<'_, u32, SLOTS>, NonNull<u32>, |p| p.alloc(7).ok(), |p, k| p.free(k));
 subject!(Values, u8, |p| p.pop(), |p, k| p.push(k));
 subject!(IntrusivePool<'_>, NonNull<u8>, |p| p.alloc(), |p, k| p.free(k));
-subject!(Flags, Handle<u32, u16>, |p| p.alloc(7), |p, k| p.free(k));
+subject!(Flags, Handle<u32, u16>, |p| p.alloc(7).ok(), |p, k| p.free(k));
 
 /// `slab` and `thunderdome`, with their storage reserved up front, so that no operation measured here
 /// allocates (checked: their capacity does not change).

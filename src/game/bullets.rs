@@ -30,7 +30,7 @@ const MARGIN: i32 = 8;
 #[unsafe(link_section = ".iwram.move_bullets")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn move_bullets<const N: usize>(pool: &mut IndexPool<Bullet, u8, N>) {
+pub fn move_bullets<const N: usize, P>(pool: &mut IndexPool<Bullet, u8, N, P>) {
     sweep!(pool, |b| {
         let x = b.x.to_raw() + b.vx.to_raw();
         let y = b.y.to_raw() + b.vy.to_raw();
@@ -41,10 +41,10 @@ pub fn move_bullets<const N: usize>(pool: &mut IndexPool<Bullet, u8, N>) {
 }
 
 /// Fires one bullet; false if the pool is full (the shot is simply not fired).
-pub fn fire<const N: usize>(pool: &mut IndexPool<Bullet, u8, N>, x: Fx, y: Fx, vx: Fx, vy: Fx) -> bool {
+pub fn fire<const N: usize, P>(pool: &mut IndexPool<Bullet, u8, N, P>, x: Fx, y: Fx, vx: Fx, vy: Fx) -> bool {
     let fired = pool_alloc(pool, Bullet { x, y, vx, vy });
-    crate::trace::pool_alloc(pool.id(), fired);
-    fired.is_some()
+    crate::trace::pool_alloc(pool.id(), &fired);
+    fired.is_ok()
 }
 
 /// 256·sin of the first quarter turn in 64ths of a turn.
@@ -103,8 +103,8 @@ pub fn rotate(vx: Fx, vy: Fx, angle: u32) -> (Fx, Fx) {
 }
 
 /// `count` bullets fanned `step` 64ths of a turn apart, centred on the direction towards the target.
-pub fn fan<const N: usize>(
-    pool: &mut IndexPool<Bullet, u8, N>,
+pub fn fan<const N: usize, P>(
+    pool: &mut IndexPool<Bullet, u8, N, P>,
     (x, y): (Fx, Fx),
     (tx, ty): (Fx, Fx),
     speed: Fx,
@@ -121,7 +121,13 @@ pub fn fan<const N: usize>(
 }
 
 /// `count` bullets evenly around a circle, the first at `phase` 64ths of a turn.
-pub fn ring<const N: usize>(pool: &mut IndexPool<Bullet, u8, N>, (x, y): (Fx, Fx), speed: Fx, count: u32, phase: u32) {
+pub fn ring<const N: usize, P>(
+    pool: &mut IndexPool<Bullet, u8, N, P>,
+    (x, y): (Fx, Fx),
+    speed: Fx,
+    count: u32,
+    phase: u32,
+) {
     for i in 0..count {
         let angle = phase + i * 64 / count;
         fire(pool, x, y, cos(angle) * speed, sin(angle) * speed);

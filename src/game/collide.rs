@@ -46,7 +46,7 @@ impl Targets {
 #[unsafe(link_section = ".iwram.hit_enemies")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn hit_enemies<const N: usize>(bullets: &mut IndexPool<Bullet, u8, N>, targets: &mut Targets) -> u32 {
+pub fn hit_enemies<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>, targets: &mut Targets) -> u32 {
     let mut len = targets.len;
     if len > ENEMIES {
         len = ENEMIES;
@@ -74,7 +74,7 @@ pub fn hit_enemies<const N: usize>(bullets: &mut IndexPool<Bullet, u8, N>, targe
 #[unsafe(link_section = ".iwram.hit_player")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn hit_player<const N: usize>(bullets: &mut IndexPool<Bullet, u8, N>, x: i32, y: i32, reach: i32) -> bool {
+pub fn hit_player<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>, x: i32, y: i32, reach: i32) -> bool {
     let mut hit = false;
     sweep!(bullets, |b| {
         let dx = (b.x.to_raw() >> 8) - x;

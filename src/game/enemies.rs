@@ -215,8 +215,8 @@ pub fn spawn(enemies: &mut Enemies, w: &mut World, kind: Kind, x: i32, y: i32, p
         }
     }
     let kept = pool_alloc(enemies, e);
-    crate::trace::pool_alloc(enemies.id(), kept);
-    debug_assert!(kept.is_some(), "the pool had room: checked above");
+    crate::trace::pool_alloc(enemies.id(), &kept);
+    debug_assert!(kept.is_ok(), "the pool had room: checked above");
 }
 
 /// A dart's path: swoops through random points of the upper screen, then off the bottom.
@@ -345,7 +345,7 @@ impl Enemy {
         }
         if self.kind == Kind::Saucer || w.rng.chance(3) {
             let dropped = pool_alloc(w.pickups, Pickup::new(self.x, self.y));
-            crate::trace::pool_alloc(w.pickups.id(), dropped);
+            crate::trace::pool_alloc(w.pickups.id(), &dropped);
         }
     }
 

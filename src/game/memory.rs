@@ -21,13 +21,19 @@ pub const ENEMIES: usize = 32;
 pub const PICKUPS: usize = 8;
 pub const HEAP_BYTES: usize = 4096;
 
-pub type PlayerBullets = IndexPool<Bullet, u8, PLAYER_BULLETS>;
-pub type EnemyBullets = IndexPool<Bullet, u8, ENEMY_BULLETS>;
+/// The bullet pools' tags: a player bullet's handle is not an enemy bullet's (a compile error), though both
+/// pools hold `Bullet`s.
+pub struct PlayerShots;
+pub struct EnemyShots;
+
+pub type PlayerBullets = IndexPool<Bullet, u8, PLAYER_BULLETS, PlayerShots>;
+pub type EnemyBullets = IndexPool<Bullet, u8, ENEMY_BULLETS, EnemyShots>;
 pub type Particles = IndexPool<Particle, u8, PARTICLES>;
 pub type Enemies = IndexPool<Enemy, u8, ENEMIES>;
 pub type Pickups = IndexPool<Pickup, u8, PICKUPS>;
 
-/// Pool ids: distinct, so that a handle of one pool is refused by every other (`PoolError::ForeignHandle`).
+/// Pool ids, which name the pools in the allocation trace, gdb and the overlay; distinct, so that even a handle
+/// forged across types is refused by every other pool (`PoolError::ForeignHandle`).
 const PLAYER_BULLET_ID: u8 = 1;
 const ENEMY_BULLET_ID: u8 = 2;
 const PARTICLE_ID: u8 = 3;
@@ -35,15 +41,15 @@ const ENEMY_ID: u8 = 4;
 const PICKUP_ID: u8 = 5;
 
 #[unsafe(link_section = ".iwram.player_bullets")]
-static mut PLAYER_BULLET_POOL: PlayerBullets = IndexPool::new(PLAYER_BULLET_ID);
+static mut PLAYER_BULLET_POOL: PlayerBullets = IndexPool::with_id(PLAYER_BULLET_ID);
 #[unsafe(link_section = ".iwram.enemy_bullets")]
-static mut ENEMY_BULLET_POOL: EnemyBullets = IndexPool::new(ENEMY_BULLET_ID);
+static mut ENEMY_BULLET_POOL: EnemyBullets = IndexPool::with_id(ENEMY_BULLET_ID);
 #[unsafe(link_section = ".iwram.particles")]
-static mut PARTICLE_POOL: Particles = IndexPool::new(PARTICLE_ID);
+static mut PARTICLE_POOL: Particles = IndexPool::with_id(PARTICLE_ID);
 #[unsafe(link_section = ".iwram.enemies")]
-static mut ENEMY_POOL: Enemies = IndexPool::new(ENEMY_ID);
+static mut ENEMY_POOL: Enemies = IndexPool::with_id(ENEMY_ID);
 #[unsafe(link_section = ".iwram.pickups")]
-static mut PICKUP_POOL: Pickups = IndexPool::new(PICKUP_ID);
+static mut PICKUP_POOL: Pickups = IndexPool::with_id(PICKUP_ID);
 #[unsafe(link_section = ".iwram.shadow_oam")]
 static mut SHADOW: Shadow = Shadow::new();
 

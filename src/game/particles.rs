@@ -36,7 +36,7 @@ impl Sprited for Particle {
 #[unsafe(link_section = ".iwram.move_particles")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn move_particles<const N: usize>(pool: &mut IndexPool<Particle, u8, N>) {
+pub fn move_particles<const N: usize, P>(pool: &mut IndexPool<Particle, u8, N, P>) {
     sweep!(pool, |p| {
         let (vx, vy) = (p.vx.to_raw(), p.vy.to_raw());
         // Lose 1/16 of the speed a frame.
@@ -52,8 +52,8 @@ pub fn move_particles<const N: usize>(pool: &mut IndexPool<Particle, u8, N>) {
 
 /// `count` particles flying out of (`x`, `y`) at up to `speed` pixels a frame; as many as the pool has room for.
 /// One random word a particle, cut into fields: no divides, which the ARM7 does in software.
-pub fn burst<const N: usize>(
-    pool: &mut IndexPool<Particle, u8, N>,
+pub fn burst<const N: usize, P>(
+    pool: &mut IndexPool<Particle, u8, N, P>,
     rng: &mut Rng,
     x: Fx,
     y: Fx,
@@ -69,8 +69,8 @@ pub fn burst<const N: usize>(
         let (c, s) = (cos(angle).to_raw(), sin(angle).to_raw());
         let p = Particle { x, y, vx: Fx::from_raw((c * v) >> 8), vy: Fx::from_raw((s * v) >> 8), age: 0, life };
         let spawned = pool_alloc(pool, p);
-        crate::trace::pool_alloc(pool.id(), spawned);
-        if spawned.is_none() {
+        crate::trace::pool_alloc(pool.id(), &spawned);
+        if spawned.is_err() {
             return;
         }
     }

@@ -167,9 +167,13 @@ class Pool:
         self.stack = field(value, "stack")
         self.capacity = self.stack.type.strip_typedefs().range()[1] + 1
         self.free = int(field(value, "free"))
-        self.peak = int(field(value, "peak"))
-        self.id = int(field(value, "id"))
+        self.peak = self.capacity - int(field(value, "low"))
+        self.id = int(field(value, "stamp")[0]) & 0xFF
         self.slots = field(value, "slots")
+        self.stamps = field(value, "stamp")
+
+    def generation(self, slot):
+        return int(self.stamps[slot]) >> 8
 
     def free_stack(self):
         return [int(self.stack[k]) for k in range(min(self.free, self.capacity) - 1, -1, -1)]
@@ -204,20 +208,21 @@ class PoolCommand(gdb.Command):
             live = p.live()
             print("  live handles (%d):" % len(live))
             for slot in live:
-                print("    [%d] %s" % (slot, p.object(slot)))
+                print("    [%d] generation %d: %s" % (slot, p.generation(slot), p.object(slot)))
 
 
 class HandlePrinter:
-    """`print bullet`: the handle's slot and pool id, and the object it names in the static pool with that id."""
+    """`print bullet`: the handle's slot, generation and pool id, and the object it names in the static pool with
+    that id: or why it names none (out of range, free, stale: its slot was allocated again since)."""
 
     def __init__(self, value):
         self.value = value
 
     def to_string(self):
-        slot = int(field(self.value, "index"))
-        pool_id = int(field(self.value, "pool"))
+        raw = int(field(self.value, "raw"))  # pool/handle.rs: index | stamp << 16; stamp = generation << 8 | id
+        slot, generation, pool_id = raw & 0xFFFF, raw >> 24, (raw >> 16) & 0xFF
         of = self.value.type.strip_typedefs().template_argument(0)
-        head = "Handle(slot %d, pool %d)" % (slot, pool_id)
+        head = "Handle(slot %d, generation %d, pool %d)" % (slot, generation, pool_id)
         for name, value in statics_of((POOL_TYPE,)):
             if value is None or str(value.type.strip_typedefs().template_argument(0)) != str(of):
                 continue
@@ -226,6 +231,8 @@ class HandlePrinter:
                 continue
             if slot >= p.capacity:
                 return "%s -> out of range of %s (capacity %d)" % (head, name, p.capacity)
+            if p.generation(slot) != generation:
+                return "%s -> %s[%d] is in generation %d now: stale" % (head, name, slot, p.generation(slot))
             if not p.is_live(slot):
                 return "%s -> %s[%d] is free: dangling" % (head, name, slot)
             return "%s -> %s[%d] = %s" % (head, name, slot, p.object(slot))

@@ -14,27 +14,30 @@ use crate::heap::{Heap, HeapError};
 use crate::pool::{Handle, IndexPool, PoolError};
 use core::ptr::NonNull;
 
-/// [`IndexPool::alloc`] as ARM code in IWRAM: a pop from the free stack. `None` when the pool is full.
+/// [`IndexPool::alloc`] as ARM code in IWRAM: a pop from the free stack. `Err(value)` when the pool is full.
 #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_alloc"))]
 #[inline(never)]
-pub fn pool_alloc<T, const N: usize>(pool: &mut IndexPool<T, u8, N>, value: T) -> Option<Handle<T, u8>> {
+pub fn pool_alloc<T, const N: usize, P>(pool: &mut IndexPool<T, u8, N, P>, value: T) -> Result<Handle<T, u8, P>, T> {
     pool.alloc(value)
 }
 
-/// [`IndexPool::free`] as ARM code in IWRAM: a push onto the free stack; `Err` for a double free, a handle of
-/// another pool or an index out of range, with the pool unchanged.
+/// [`IndexPool::free`] as ARM code in IWRAM: a push onto the free stack; `Err` for a double free, a stale handle, a handle
+/// of another pool or an index out of range, with the pool unchanged.
 #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_free"))]
 #[inline(never)]
-pub fn pool_free<T, const N: usize>(pool: &mut IndexPool<T, u8, N>, handle: Handle<T, u8>) -> Result<T, PoolError> {
+pub fn pool_free<T, const N: usize, P>(
+    pool: &mut IndexPool<T, u8, N, P>,
+    handle: Handle<T, u8, P>,
+) -> Result<T, PoolError> {
     pool.free(handle)
 }
 
 /// [`IndexPool::get_mut`] as ARM code in IWRAM.
 #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_get_mut"))]
 #[inline(never)]
-pub fn pool_get_mut<T, const N: usize>(
-    pool: &mut IndexPool<T, u8, N>,
-    handle: Handle<T, u8>,
+pub fn pool_get_mut<T, const N: usize, P>(
+    pool: &mut IndexPool<T, u8, N, P>,
+    handle: Handle<T, u8, P>,
 ) -> Result<&mut T, PoolError> {
     pool.get_mut(handle)
 }

@@ -7,7 +7,7 @@
 //! use stackshot_alloc::pool::{IndexPool, PoolError};
 //!
 //! // A pool of up to 64 bullets with one-byte indices: allocate is a pop, free a push.
-//! let mut bullets: IndexPool<(i16, i16), u8, 64> = IndexPool::new(1);
+//! let mut bullets: IndexPool<(i16, i16), u8, 64> = IndexPool::with_id(1);
 //! let shot = bullets.alloc((120, 150)).unwrap();
 //! bullets.get_mut(shot).unwrap().1 -= 4;
 //! assert_eq!(bullets.free(shot), Ok((120, 146)));

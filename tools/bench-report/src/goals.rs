@@ -96,10 +96,12 @@ fn yes(met: bool) -> String {
 }
 
 const POOL_NOTES: &[&str] =
-    &["Why the pool misses: the reference only pops and pushes a byte. `IndexPool` also stores the object, tags the \
-     handle with the pool id, checks the id, the range and double frees (pos[i] < free), and keeps the live/free \
-     partition that makes iteration O(live): four byte stores per free. `ValueStack<u8>`, the bare stack with an \
-     overflow check, is the row closest to the reference."];
+    &["What the pool does beyond the reference's bare pop and push: `IndexPool` also stores the object, counts the \
+     slot's generation and builds the handle from it on allocate; on free one halfword compare of the handle's \
+     stamp (generation and pool id) with the slot's refuses stale and foreign handles, a compare refuses double \
+     frees (pos[i] < free), and four byte stores keep the live/free partition that makes iteration O(live). \
+     Where a row misses, that is the difference. `ValueStack<u8>`, the bare stack with an overflow check, is the \
+     row closest to the reference."];
 
 const HEAP_NOTES: &[&str] =
     &["A cell is met (**yes**) when ours is below every peer's figure of the same build on that trace. Where it is \

@@ -303,13 +303,15 @@ pub struct Report {
     pub free_stack: Vec<u8>,
     /// Live slots in `iter()` order, with their values.
     pub live: Vec<(u8, Bullet)>,
+    /// The live slots' generations, in the same order.
+    pub live_generations: Vec<u8>,
     pub last_frame_cycles: u32,
 }
 
 /// Slots of the fixture's pool.
 pub const SLOTS: usize = 16;
-/// The size of `Report` on the GBA: 32 + 40 + 4 + 16 + 16 + 16 * 6 + 4 + 4.
-pub const REPORT_BYTES: u32 = 212;
+/// The size of `Report` on the GBA: 32 + 40 + 4 + 16 + 16 + 16 * 6 + 4 + 4 + 16.
+pub const REPORT_BYTES: u32 = 228;
 
 impl Report {
     /// Reads the fixture's `ALLOC_STATE_REPORT`.
@@ -345,6 +347,7 @@ impl Report {
             pool_peak: u32_at(208),
             free_stack: b[76..76 + SLOTS - live_count].to_vec(),
             live,
+            live_generations: b[212..212 + live_count].to_vec(),
             last_frame_cycles: u32_at(204),
         })
     }

@@ -162,7 +162,8 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let mut script = String::from(
         "target remote 127.0.0.1:@PORT@\nbreak alloc_state_checkpoint\nbreak alloc_state_checked\ncontinue\n\
          echo @@pool\\n\npool BULLETS\necho @@heap\\n\nheap AI_HEAP\necho @@check\\n\nheap check AI_HEAP\n\
-         echo @@handles\\n\nprint alloc_state::LIVE_BULLET\nprint alloc_state::FREED_BULLET\n",
+         echo @@handles\\n\nprint alloc_state::LIVE_BULLET\nprint alloc_state::FREED_BULLET\n\
+         print alloc_state::STALE_BULLET\n",
     );
     for (c, _) in &cases {
         script += &format!(
@@ -194,7 +195,13 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let live: Vec<String> = report
         .live
         .iter()
-        .map(|(slot, b)| format!("[{slot}] alloc_state::Bullet {{x: {}, y: {}, dx: {}, dy: {}}}", b.x, b.y, b.dx, b.dy))
+        .zip(&report.live_generations)
+        .map(|((slot, b), g)| {
+            format!(
+                "[{slot}] generation {g}: alloc_state::Bullet {{x: {}, y: {}, dx: {}, dy: {}}}",
+                b.x, b.y, b.dx, b.dy
+            )
+        })
         .collect();
     assert_eq!(pool[4..].iter().map(|l| l.trim()).collect::<Vec<_>>(), live);
 
@@ -225,20 +232,31 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
 
     assert_eq!(section(&out, "check"), ["heap check AI_HEAP: ok"]);
 
-    // The handle printer: the live handle's slot and object, the freed one dangling.
+    // The handle printer: the live handle's slot and object, the freed one dangling, the outlived one stale.
     let handles = section(&out, "handles");
-    // The handle allocated last is the first live one (`iter` starts at the free/live boundary).
+    // The handle allocated last is the first live one (`iter` starts at the free/live boundary); it took the
+    // slot freed before it, in the slot's second generation, so the first handle to that slot is stale.
     let (slot, bullet) = report.live.first().copied().unwrap();
+    let generation = report.live_generations[0];
+    assert_eq!(generation, 2, "the fixture allocates the live bullet's slot twice");
     assert!(handles[0].ends_with(&format!(
-        "= Handle(slot {slot}, pool 1) -> alloc_state::BULLETS[{slot}] = alloc_state::Bullet {{x: {}, y: {}, dx: {}, dy: {}}}",
+        "= Handle(slot {slot}, generation {generation}, pool 1) -> alloc_state::BULLETS[{slot}] = alloc_state::Bullet {{x: {}, y: {}, dx: {}, dy: {}}}",
         bullet.x, bullet.y, bullet.dx, bullet.dy
     )), "{}", handles[0]);
     let freed = report.free_stack[0];
     assert!(
-        handles[1]
-            .ends_with(&format!("= Handle(slot {freed}, pool 1) -> alloc_state::BULLETS[{freed}] is free: dangling")),
+        handles[1].ends_with(&format!(
+            "= Handle(slot {freed}, generation 1, pool 1) -> alloc_state::BULLETS[{freed}] is free: dangling"
+        )),
         "{}",
         handles[1]
+    );
+    assert!(
+        handles[2].ends_with(&format!(
+            "= Handle(slot {slot}, generation 1, pool 1) -> alloc_state::BULLETS[{slot}] is in generation {generation} now: stale"
+        )),
+        "{}",
+        handles[2]
     );
 
     // Each corruption: gdb's `heap check`, the crate's `Heap::check` on the same memory and this decoder agree.

@@ -23,10 +23,13 @@ struct Bullet {
     dy: i16,
 }
 
+/// The bullet pool's tag: its handles are `Handle<Bullet, u8, Shots>`, which no other pool of bullets takes.
+struct Shots;
+
 // agb's linker script puts `.bss` in EWRAM, so IWRAM needs an `.iwram.*` section. Its initial value is kept in
 // ROM and copied at start-up (the heap's 2 KB of zeros included).
 #[unsafe(link_section = ".iwram.bullets")]
-static mut BULLETS: IndexPool<Bullet, u8, 32> = IndexPool::new(1);
+static mut BULLETS: IndexPool<Bullet, u8, 32, Shots> = IndexPool::new();
 
 /// The heap: 2 KB of its own region, set up by its first allocation. `IrqLock` masks interrupts for the few
 /// cycles of each heap call, so interrupt handlers may use it too.

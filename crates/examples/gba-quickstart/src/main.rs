@@ -24,7 +24,10 @@ struct Bullet {
 
 // The gba crate's runtime copies `.data` and zeroes `.bss`, and the linker script puts both in IWRAM, so plain
 // statics are there already.
-static mut BULLETS: IndexPool<Bullet, u8, 32> = IndexPool::new(1);
+/// The bullet pool's tag: its handles are `Handle<Bullet, u8, Shots>`, which no other pool of bullets takes.
+struct Shots;
+
+static mut BULLETS: IndexPool<Bullet, u8, 32, Shots> = IndexPool::new();
 
 /// Every `Vec`, `Box` and `String` now comes from here: a 2 KB heap with its own region (a static, so in IWRAM,
 /// and uninitialised, so no copy in ROM), set up by the first allocation. `IrqLock` masks interrupts for the

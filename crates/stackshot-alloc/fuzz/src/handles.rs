@@ -12,8 +12,8 @@ pub enum Op {
     Fill(u32),
     /// Free a live handle.
     Free(u16),
-    /// Free the handle of a slot freed lately: a double free, or (if the slot was handed out again) a free of
-    /// its new owner, which no pool without generations can tell apart.
+    /// Free the handle of a slot freed lately: a double free, or (if the slot was handed out again) a stale
+    /// handle, which `IndexPool` refuses by its generation and `FlagPool` (none) cannot tell from the new owner.
     FreeStale(u16),
     /// Free or get a handle made from raw parts: any index, this pool's id or another's.
     FreeRaw {
@@ -38,8 +38,10 @@ pub enum Op {
 pub trait HandlePool {
     type I: Index;
     const N: usize;
+    /// Whether the pool counts generations (so its handles go stale when their slot is handed out again).
+    const GENERATIONS: bool;
     fn id(&self) -> u8;
-    fn alloc(&mut self, v: u32) -> Option<Handle<u32, Self::I>>;
+    fn alloc(&mut self, v: u32) -> Result<Handle<u32, Self::I>, u32>;
     fn free(&mut self, h: Handle<u32, Self::I>) -> Result<u32, PoolError>;
     fn get(&self, h: Handle<u32, Self::I>) -> Result<u32, PoolError>;
     fn get_mut(&mut self, h: Handle<u32, Self::I>) -> Result<&mut u32, PoolError>;
@@ -54,10 +56,11 @@ pub trait HandlePool {
 impl<I: Index, const N: usize> HandlePool for IndexPool<u32, I, N> {
     type I = I;
     const N: usize = N;
+    const GENERATIONS: bool = true;
     fn id(&self) -> u8 {
         IndexPool::id(self)
     }
-    fn alloc(&mut self, v: u32) -> Option<Handle<u32, I>> {
+    fn alloc(&mut self, v: u32) -> Result<Handle<u32, I>, u32> {
         IndexPool::alloc(self, v)
     }
     fn free(&mut self, h: Handle<u32, I>) -> Result<u32, PoolError> {
@@ -99,10 +102,11 @@ impl<I: Index, const N: usize> HandlePool for IndexPool<u32, I, N> {
 impl<const N: usize> HandlePool for FlagPool<u32, N> {
     type I = u16;
     const N: usize = N;
+    const GENERATIONS: bool = false;
     fn id(&self) -> u8 {
         FlagPool::id(self)
     }
-    fn alloc(&mut self, v: u32) -> Option<Handle<u32, u16>> {
+    fn alloc(&mut self, v: u32) -> Result<Handle<u32, u16>, u32> {
         FlagPool::alloc(self, v)
     }
     fn free(&mut self, h: Handle<u32, u16>) -> Result<u32, PoolError> {
@@ -140,24 +144,35 @@ fn sorted(mut walks: Vec<Vec<(usize, u32)>>) -> Vec<Vec<(usize, u32)>> {
 pub struct Fuzzed<P> {
     pool: P,
     live: Live<u32>,
+    /// Each slot's generation as the model counts it: its allocations, modulo 256 (0 without generations).
+    generation: Vec<u8>,
+    /// Handles freed lately, as `(slot, generation)`.
+    freed: Vec<(usize, u8)>,
 }
 
 impl<P: HandlePool> Fuzzed<P> {
     pub fn new(pool: P) -> Self {
-        Fuzzed { pool, live: Live::new() }
+        Fuzzed { pool, live: Live::new(), generation: vec![0; P::I::MAX_SLOTS], freed: Vec::new() }
     }
 
-    fn handle(&self, slot: usize, foreign: bool) -> Handle<u32, P::I> {
+    fn handle(&self, slot: usize, generation: u8, foreign: bool) -> Handle<u32, P::I> {
         let id = if foreign { self.pool.id().wrapping_add(1) } else { self.pool.id() };
-        Handle::from_raw(P::I::from_usize(slot), id)
+        Handle::from_raw(P::I::from_usize(slot), generation, id)
     }
 
-    /// What a free (or get, with `freed` = `Dangling`) of slot `slot` must return.
-    fn expected(&self, slot: usize, foreign: bool, freed: PoolError) -> Result<u32, PoolError> {
-        if foreign {
-            Err(PoolError::ForeignHandle)
-        } else if slot >= P::N {
+    /// The current handle of `slot` as the model knows it (live or not).
+    fn current(&self, slot: usize, foreign: bool) -> Handle<u32, P::I> {
+        self.handle(slot, self.generation[slot], foreign)
+    }
+
+    /// What a free (or get, with `freed` = `Dangling`) of `slot`'s handle of `generation` must return.
+    fn expected(&self, slot: usize, generation: u8, foreign: bool, freed: PoolError) -> Result<u32, PoolError> {
+        if slot >= P::N {
             Err(PoolError::OutOfRange)
+        } else if foreign {
+            Err(PoolError::ForeignHandle)
+        } else if generation != self.generation[slot] {
+            Err(PoolError::Stale)
         } else {
             self.live.get(slot).ok_or(freed)
         }
@@ -166,26 +181,36 @@ impl<P: HandlePool> Fuzzed<P> {
     /// Allocates `v`; false if the pool was full (which the model must agree with).
     fn alloc(&mut self, v: u32) -> bool {
         match self.pool.alloc(v) {
-            Some(h) => {
+            Ok(h) => {
                 assert!(self.live.len() < P::N, "alloc from a full pool");
                 assert_eq!(h.pool(), self.pool.id(), "handle of another pool");
                 let slot = h.index().to_usize();
                 assert!(slot < P::N, "slot {slot} out of range");
+                if P::GENERATIONS {
+                    self.generation[slot] = self.generation[slot].wrapping_add(1);
+                }
+                assert_eq!(h, self.current(slot, false), "the handle's generation differs from the model's");
                 self.live.insert(slot, v);
                 true
             }
-            None => {
+            Err(back) => {
+                assert_eq!(back, v, "a full pool must hand the value back");
                 assert_eq!(self.live.len(), P::N, "alloc refused with free slots");
                 false
             }
         }
     }
 
-    fn free(&mut self, slot: usize, foreign: bool) {
-        let want = self.expected(slot, foreign, PoolError::DoubleFree);
-        assert_eq!(self.pool.free(self.handle(slot, foreign)), want, "free of slot {slot} (foreign: {foreign})");
+    fn free(&mut self, slot: usize, generation: u8, foreign: bool) {
+        let want = self.expected(slot, generation, foreign, PoolError::DoubleFree);
+        let got = self.pool.free(self.handle(slot, generation, foreign));
+        assert_eq!(got, want, "free of slot {slot} generation {generation} (foreign: {foreign})");
         if want.is_ok() {
             self.live.remove(slot);
+            if self.freed.len() == 64 {
+                self.freed.remove(0);
+            }
+            self.freed.push((slot, generation));
         }
     }
 
@@ -197,23 +222,29 @@ impl<P: HandlePool> Fuzzed<P> {
             Op::Fill(v) => while self.alloc(v) {},
             Op::Free(pick) => {
                 if let Some(slot) = self.live.pick(pick) {
-                    self.free(slot, false);
+                    self.free(slot, self.generation[slot], false);
                 }
             }
             Op::FreeStale(pick) => {
-                if let Some(slot) = self.live.stale(pick) {
-                    self.free(slot, false);
+                if !self.freed.is_empty() {
+                    let (slot, generation) = self.freed[pick as usize % self.freed.len()];
+                    let want = self.expected(slot, generation, false, PoolError::Dangling);
+                    assert_eq!(self.pool.get(self.handle(slot, generation, false)), want, "get of a freed handle");
+                    self.free(slot, generation, false);
                 }
             }
-            Op::FreeRaw { index, foreign } => self.free(index as usize % P::I::MAX_SLOTS, foreign),
+            Op::FreeRaw { index, foreign } => {
+                let slot = index as usize % P::I::MAX_SLOTS;
+                self.free(slot, self.generation[slot], foreign)
+            }
             Op::GetRaw { index, foreign } => {
                 let slot = index as usize % P::I::MAX_SLOTS;
-                let want = self.expected(slot, foreign, PoolError::Dangling);
-                assert_eq!(self.pool.get(self.handle(slot, foreign)), want, "get of slot {slot}");
+                let want = self.expected(slot, self.generation[slot], foreign, PoolError::Dangling);
+                assert_eq!(self.pool.get(self.current(slot, foreign)), want, "get of slot {slot}");
             }
             Op::Set(pick, v) => {
                 if let Some(slot) = self.live.pick(pick) {
-                    *self.pool.get_mut(self.handle(slot, false)).expect("get_mut of a live slot") = v;
+                    *self.pool.get_mut(self.current(slot, false)).expect("get_mut of a live slot") = v;
                     self.live.set(slot, v);
                 }
             }
@@ -244,7 +275,7 @@ impl<P: HandlePool> Fuzzed<P> {
     /// Frees everything; the pool must be empty and whole.
     pub fn finish(&mut self) {
         while let Some(slot) = self.live.pick(0) {
-            self.free(slot, false);
+            self.free(slot, self.generation[slot], false);
         }
         self.verify();
     }

@@ -58,7 +58,7 @@ impl<'a> Fuzzed<'a> {
         let mut pool = IntrusivePool::new(&mut region.0[layout.skip as usize % 64..], layout.slot_size as usize)?;
         let first = pool.alloc().expect("alloc from a new pool");
         assert_eq!(pool.free(first), Ok(()));
-        let (cap, stride) = (pool.capacity() as usize, pool.stride());
+        let (cap, stride) = (pool.capacity(), pool.stride());
         assert_eq!(first.as_ptr() as usize % stride.min(IntrusivePool::MAX_ALIGN), 0, "slot area misaligned");
         Some(Fuzzed { pool, base: first.as_ptr(), cap, stride, live: Live::new(), tag: 0, outside: 0 })
     }
@@ -151,7 +151,7 @@ impl<'a> Fuzzed<'a> {
         if let Err(e) = self.pool.check() {
             panic!("check: {e:?}");
         }
-        assert_eq!(self.pool.len() as usize, self.live.len(), "live count");
+        assert_eq!(self.pool.len(), self.live.len(), "live count");
         for (slot, tag) in self.live.iter() {
             // SAFETY: the slot is live and `stride` bytes long.
             let bytes = unsafe { std::slice::from_raw_parts(self.addr(slot), self.stride) };

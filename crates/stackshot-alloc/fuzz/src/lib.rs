@@ -43,8 +43,8 @@ pub fn run(input: Input) {
     let mut heap = heap::Fuzzed::new(&mut heap_region);
     // `IndexPool<_, u8, 256>` is the bullet pool's shape (index 255, a free count of 256); `u16` with 300 slots
     // has indices past 255 and out of range.
-    let mut index_u8 = handles::Fuzzed::new(IndexPool::<u32, u8, 256>::new(1));
-    let mut index_u16 = handles::Fuzzed::new(IndexPool::<u32, u16, 300>::new(2));
+    let mut index_u8 = handles::Fuzzed::new(IndexPool::<u32, u8, 256>::with_id(1));
+    let mut index_u16 = handles::Fuzzed::new(IndexPool::<u32, u16, 300>::with_id(2));
     let mut flag = handles::Fuzzed::new(FlagPool::<u32, 64>::new(3));
     let mut packed24 = packed::Fuzzed::new(Packed24::<4>::new());
     let mut packed18 = packed::Fuzzed::new(Packed18::<4>::new());

@@ -31,7 +31,7 @@ impl<P: Packed> Fuzzed<P> {
 
     /// Allocates an index; false if all were live (which the model must agree with).
     fn alloc(&mut self) -> bool {
-        match self.pool.alloc() {
+        match self.pool.alloc(()).ok() {
             Some(i) => {
                 assert!(i < P::CAP, "index {i} out of range");
                 self.live.insert(i as usize, ());
@@ -84,7 +84,7 @@ impl<P: Packed> Fuzzed<P> {
         if let Err(e) = self.pool.check() {
             panic!("check: {e:?}");
         }
-        assert_eq!(self.pool.len() as usize, self.live.len(), "live count");
+        assert_eq!(self.pool.len(), self.live.len(), "live count");
         for i in 0..P::CAP + 2 {
             assert_eq!(self.pool.is_live(i), self.live.get(i as usize).is_some(), "is_live({i})");
         }

@@ -59,13 +59,14 @@ impl<'a> Fuzzed<'a> {
     /// Allocates `v`; false if the pool was full (which the model must agree with).
     fn alloc(&mut self, v: u32) -> bool {
         match self.pool.alloc(v) {
-            Some(p) => {
+            Ok(p) => {
                 let offset = (p.as_ptr() as usize).wrapping_sub(self.base as usize);
                 assert!(offset < N * SLOT && offset.is_multiple_of(SLOT), "pointer at offset {offset} is no slot");
                 self.live.insert(offset / SLOT, v);
                 true
             }
-            None => {
+            Err(back) => {
+                assert_eq!(back, v, "a full pool must hand the value back");
                 assert_eq!(self.live.len(), N, "alloc refused with free slots");
                 false
             }

@@ -3,7 +3,7 @@
 
 use core::mem::MaybeUninit;
 
-use super::{CheckError, Handle, PoolError};
+use super::{CheckError, Handle, Pool, PoolError};
 
 /// A pool of up to `N <= 65,536` values of `T` with `u16` handles, allocated by scanning a flag array.
 ///
@@ -33,14 +33,20 @@ impl<T, const N: usize> FlagPool<T, N> {
         self.live
     }
 
+    /// The number of slots.
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
     /// True when nothing is allocated.
     pub const fn is_empty(&self) -> bool {
         self.live == 0
     }
 
-    /// Stores `value` in the lowest free slot, or returns `None` (dropping `value`) when full.
+    /// Stores `value` in the lowest free slot, or hands `value` back when full. Its handles have no
+    /// generation (always 0): the baseline does not catch stale handles.
     #[inline(always)]
-    pub fn alloc(&mut self, value: T) -> Option<Handle<T, u16>> {
+    pub fn alloc(&mut self, value: T) -> Result<Handle<T, u16>, T> {
         let mut i = 0;
         while i < N {
             // SAFETY: `i < N`.
@@ -50,21 +56,21 @@ impl<T, const N: usize> FlagPool<T, N> {
                 self.live += 1;
                 // SAFETY: `i < N`.
                 unsafe { self.slots.get_unchecked_mut(i) }.write(value);
-                return Some(Handle::from_raw(i as u16, self.id));
+                return Ok(Handle::from_raw(i as u16, 0, self.id));
             }
             i += 1;
         }
-        None
+        Err(value)
     }
 
     #[inline(always)]
     fn live_index(&self, h: Handle<T, u16>, freed: PoolError) -> Result<usize, PoolError> {
-        if h.pool() != self.id {
-            return Err(PoolError::ForeignHandle);
-        }
         let i = h.index() as usize;
         if i >= N {
             return Err(PoolError::OutOfRange);
+        }
+        if h.pool() != self.id {
+            return Err(PoolError::ForeignHandle);
         }
         // SAFETY: `i < N` was checked above.
         if !unsafe { *self.used.get_unchecked(i) } {
@@ -115,7 +121,7 @@ impl<T, const N: usize> FlagPool<T, N> {
         while i < N {
             if self.used[i] {
                 // SAFETY: flagged, so initialised (FL1).
-                f(Handle::from_raw(i as u16, self.id), unsafe { self.slots[i].assume_init_ref() });
+                f(Handle::from_raw(i as u16, 0, self.id), unsafe { self.slots[i].assume_init_ref() });
             }
             i += 1;
         }
@@ -133,6 +139,28 @@ impl<T, const N: usize> FlagPool<T, N> {
             return Err(CheckError::CountMismatch);
         }
         Ok(())
+    }
+}
+
+impl<T, const N: usize> Pool for FlagPool<T, N> {
+    type Value = T;
+    type Handle = Handle<T, u16>;
+    #[inline(always)]
+    fn alloc(&mut self, value: T) -> Result<Self::Handle, T> {
+        FlagPool::alloc(self, value)
+    }
+    #[inline(always)]
+    fn free(&mut self, handle: Self::Handle) -> Result<T, PoolError> {
+        FlagPool::free(self, handle)
+    }
+    fn len(&self) -> usize {
+        self.live
+    }
+    fn capacity(&self) -> usize {
+        N
+    }
+    fn check(&mut self) -> Result<(), CheckError> {
+        FlagPool::check(self)
     }
 }
 
@@ -163,9 +191,9 @@ mod tests {
         assert_eq!(p.free(a), Ok(1));
         assert_eq!(p.free(a), Err(PoolError::DoubleFree));
         assert_eq!(p.get(a), Err(PoolError::Dangling));
-        assert_eq!(p.get(Handle::from_raw(1, 5)), Err(PoolError::ForeignHandle));
-        assert_eq!(p.free(Handle::from_raw(3, 4)), Err(PoolError::OutOfRange));
-        assert_eq!(p.alloc(3), Some(a), "lowest free slot");
+        assert_eq!(p.get(Handle::from_raw(1, 0, 5)), Err(PoolError::ForeignHandle));
+        assert_eq!(p.free(Handle::from_raw(3, 0, 4)), Err(PoolError::OutOfRange));
+        assert_eq!(p.alloc(3), Ok(a), "lowest free slot");
         *p.get_mut(b).unwrap() = 20;
         let mut sum = 0;
         p.for_each(|_, v| sum += v);

@@ -2,60 +2,93 @@
 
 use core::fmt;
 use core::marker::PhantomData;
+use core::mem::size_of;
 
-/// A slot index of a pool of `T`, tagged with the pool's id.
+use super::Index;
+
+/// A slot of a pool of `T`: its index, the slot's generation when the handle was made, and the pool's id.
 ///
-/// Only pools create handles (or [`Handle::from_raw`]); the pool checks the id and the index on every use,
-/// so a handle from another pool or of a freed slot is reported, not trusted. `T` makes a bullet handle and a
-/// sprite handle different types; `I` is the pool's index type, so a `u8` pool's handle is two bytes.
-pub struct Handle<T, I> {
-    index: I,
-    pool: u8,
-    _of: PhantomData<fn() -> T>,
+/// Only pools create handles (or [`Handle::from_raw`]); the pool checks the id, the index and the generation on
+/// every use, so a handle of another pool, of a freed slot or of a slot freed and allocated again since (a stale
+/// handle) is reported, not trusted. `T` makes a bullet handle and a sprite handle different types; `I` is the
+/// pool's index type; `P` is the pool's tag ([`IndexPool`](super::IndexPool)'s last parameter), so that two
+/// pools of the same `T` given different tags cannot take each other's handles: a compile error, not a run-time
+/// check.
+///
+/// One `u32`, loaded and compared in one go: the index in the low half, the stamp in the high half (the
+/// generation in its high byte, the pool id in its low byte), which the pool compares with the slot's stamp.
+pub struct Handle<T, I, P = ()> {
+    raw: u32,
+    _of: PhantomData<Of<T, I, P>>,
 }
 
-impl<T, I: Copy> Handle<T, I> {
-    /// The handle of slot `index` in the pool with id `pool`, e.g. read back from save data or forged by a
-    /// test; using it on a pool checks both.
+/// What a handle is of, for its `PhantomData`: covariant, and `Send`/`Sync` whatever `T` is (no `T` is held).
+type Of<T, I, P> = fn() -> (T, I, P);
+
+impl<T, I: Index, P> Handle<T, I, P> {
+    /// The handle of slot `index` in its `generation` in the pool with id `pool`, e.g. read back from save data
+    /// or forged by a test; using it on a pool checks all three.
     #[inline(always)]
-    pub const fn from_raw(index: I, pool: u8) -> Self {
-        Handle { index, pool, _of: PhantomData }
+    pub const fn from_raw(index: I, generation: u8, pool: u8) -> Self {
+        Handle::from_stamp(index, (generation as u16) << 8 | pool as u16)
+    }
+
+    /// The handle of slot `index` with the slot's stamp: generation `<< 8 |` pool id.
+    #[inline(always)]
+    pub(crate) const fn from_stamp(index: I, stamp: u16) -> Self {
+        // Read as its integer type, as `Index::to_usize` would (a `const fn` cannot call a trait method).
+        let p = &raw const index;
+        // SAFETY: `I` is sealed to `u8` and `u16`, so `index` is an initialised integer of that size.
+        let index = unsafe { if size_of::<I>() == 1 { *p.cast::<u8>() as u32 } else { *p.cast::<u16>() as u32 } };
+        Handle { raw: index | (stamp as u32) << 16, _of: PhantomData }
+    }
+
+    /// The generation (high byte) and pool id (low byte) together, as a pool compares them.
+    #[inline(always)]
+    pub(crate) const fn stamp(self) -> u16 {
+        (self.raw >> 16) as u16
     }
 
     /// The slot index.
     #[inline(always)]
-    pub const fn index(self) -> I {
-        self.index
+    pub fn index(self) -> I {
+        I::from_usize(self.raw as u16 as usize)
+    }
+
+    /// The slot's generation when this handle was made: how many times the slot had been allocated, modulo 256.
+    #[inline(always)]
+    pub const fn generation(self) -> u8 {
+        (self.raw >> 24) as u8
     }
 
     /// The id of the pool that made this handle.
     #[inline(always)]
     pub const fn pool(self) -> u8 {
-        self.pool
+        (self.raw >> 16) as u8
     }
 }
 
 // Written out because derives would require `T: Clone` etc. although no `T` is stored.
-impl<T, I: Copy> Clone for Handle<T, I> {
+impl<T, I, P> Clone for Handle<T, I, P> {
     #[inline(always)]
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T, I: Copy> Copy for Handle<T, I> {}
+impl<T, I, P> Copy for Handle<T, I, P> {}
 
-impl<T, I: PartialEq> PartialEq for Handle<T, I> {
+impl<T, I, P> PartialEq for Handle<T, I, P> {
     #[inline(always)]
     fn eq(&self, other: &Self) -> bool {
-        self.index == other.index && self.pool == other.pool
+        self.raw == other.raw
     }
 }
 
-impl<T, I: Eq> Eq for Handle<T, I> {}
+impl<T, I, P> Eq for Handle<T, I, P> {}
 
-impl<T, I: fmt::Debug> fmt::Debug for Handle<T, I> {
+impl<T, I: Index, P> fmt::Debug for Handle<T, I, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Handle({:?}@{})", self.index, self.pool)
+        write!(f, "Handle({:?}g{}@{})", self.index(), self.generation(), self.pool())
     }
 }

@@ -3,7 +3,7 @@
 use core::marker::PhantomData;
 use core::mem::{MaybeUninit, size_of};
 
-use super::{CheckError, Handle, PoolError};
+use super::{CheckError, Handle, Pool, PoolError};
 
 mod sealed {
     pub trait Sealed {}
@@ -69,45 +69,80 @@ const fn reversed<I: Index, const N: usize>() -> [I; N] {
     unsafe { table.assume_init() }
 }
 
-/// A pool of up to `N` values of `T` numbered by `I` (`u8`: `N <= 256`, `u16`: `N <= 65,536`).
+/// A pool of up to `N` values of `T` numbered by `I` (`u8`: `N <= 256`, `u16`: `N <= 65,536`), tagged `P`.
 ///
 /// `stack` holds every slot index once: `stack[..free]` the free ones (allocate pops `stack[free - 1]`),
 /// `stack[free..]` the live ones; `pos[i]` is where slot `i` sits in `stack`. Freeing swaps the slot's index
 /// down to `stack[free]` and grows the free part, so all four operations are O(1) with no search, a double
 /// free is `pos[i] < free`, and the live slots are `stack[free..]` (O(live) iteration, in no particular
-/// order). Bookkeeping: `2 * size_of::<I>()` bytes a slot. Invariants IX1-IX3 (module docs).
-pub struct IndexPool<T, I: Index, const N: usize> {
-    slots: [MaybeUninit<T>; N],
+/// order). `stamp[i]` holds slot `i`'s generation, the count of its allocations modulo 256, in its high byte
+/// and the pool's id in its low byte; every handle carries the stamp of its allocation, so one compare refuses
+/// a handle that outlived its object ([`PoolError::Stale`]) or belongs to another pool
+/// ([`PoolError::ForeignHandle`]). Bookkeeping: `2 * size_of::<I>() + 2` bytes a slot. Invariants IX1-IX5
+/// (module docs).
+///
+/// `P` is the pool's tag, a type of the user's (`struct EnemyShots;`), carried by its handles: two pools of
+/// the same `T` with different tags cannot take each other's handles (a compile error). Pools that share a
+/// tag (an array of pools) tell their handles apart at run time by an id ([`IndexPool::with_id`]).
+///
+/// ```compile_fail,E0308
+/// use stackshot_alloc::pool::IndexPool;
+/// struct PlayerShots;
+/// struct EnemyShots;
+/// let mut mine: IndexPool<u32, u8, 8, PlayerShots> = IndexPool::new();
+/// let mut theirs: IndexPool<u32, u8, 8, EnemyShots> = IndexPool::new();
+/// let shot = mine.alloc(1).ok().unwrap();
+/// let _ = theirs.free(shot); // a `Handle<u32, u8, PlayerShots>` is not an `EnemyShots` handle
+/// ```
+// `repr(C)`, the stack first: at offset 0 its entries are read and written without an address sum (a cycle
+// less on each path, measured).
+#[repr(C)]
+pub struct IndexPool<T, I: Index, const N: usize, P = ()> {
     stack: [I; N],
     pos: [I; N],
+    /// Generation `<< 8 |` pool id, a slot (IX5).
+    stamp: [u16; N],
+    slots: [MaybeUninit<T>; N],
     free: usize,
-    /// The most slots ever live at once (IX4): what a game sizes the pool by.
-    peak: usize,
-    id: u8,
+    /// The lowest `free` ever (IX4): `N - low` slots were once live at the same time.
+    low: usize,
+    _tag: PhantomData<fn() -> P>,
 }
 
-impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
-    /// An empty pool whose handles carry `id`; give each pool that could meet another's handles its own id.
-    pub const fn new(id: u8) -> Self {
+impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
+    /// An empty pool; its handles carry id 0 (the tag `P` tells pools apart; see [`with_id`](Self::with_id)).
+    pub const fn new() -> Self {
+        Self::with_id(0)
+    }
+
+    /// An empty pool whose handles carry `id`: for pools with the same tag that could meet each other's
+    /// handles, so that the run-time check refuses them ([`PoolError::ForeignHandle`]).
+    pub const fn with_id(id: u8) -> Self {
         const { assert!(N > 0 && N <= I::MAX_SLOTS, "IndexPool: N must be 1..=I::MAX_SLOTS") };
         IndexPool {
-            slots: [const { MaybeUninit::uninit() }; N],
             stack: reversed(),
             pos: reversed(),
+            stamp: [id as u16; N],
+            slots: [const { MaybeUninit::uninit() }; N],
             free: N,
-            peak: 0,
-            id,
+            low: N,
+            _tag: PhantomData,
         }
+    }
+
+    /// The number of slots.
+    pub const fn capacity(&self) -> usize {
+        N
     }
 
     /// The most slots that were ever live at once.
     pub const fn peak(&self) -> usize {
-        self.peak
+        N - self.low
     }
 
     /// This pool's id, carried by its handles.
     pub const fn id(&self) -> u8 {
-        self.id
+        self.stamp[0] as u8
     }
 
     /// The number of live values.
@@ -120,50 +155,75 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
         self.free == N
     }
 
-    /// True when `alloc` would return `None`.
+    /// True when `alloc` would hand its value back.
     pub const fn is_full(&self) -> bool {
         self.free == 0
     }
 
-    /// Stores `value` in a free slot and returns its handle, or `None` (dropping `value`) when full.
+    /// Stores `value` in a free slot and returns its handle, or hands `value` back when the pool is full.
     #[inline(always)]
-    pub fn alloc(&mut self, value: T) -> Option<Handle<T, I>> {
-        if self.free == 0 {
-            return None;
+    pub fn alloc(&mut self, value: T) -> Result<Handle<T, I, P>, T> {
+        // Full when `free - 1` is negative (`free <= N <= 65,536`): the subtraction sets the flag the branch
+        // tests (`subs`, no separate compare).
+        let f = self.free.wrapping_sub(1);
+        if (f as isize) < 0 {
+            core::hint::cold_path();
+            return Err(value);
         }
-        self.free -= 1;
-        if N - self.free > self.peak {
-            self.peak = N - self.free;
+        self.free = f;
+        // SAFETY: `free` was in `1..=N` (IX1), so `f < N`; stack entries are `< N` (IX2).
+        unsafe {
+            let i = *self.stack.get_unchecked(f);
+            let stamp = self.stamp.get_unchecked_mut(i.to_usize());
+            // `free` only falls below its low-water mark when a slot never allocated is: one in generation 0
+            // (or whose count just wrapped), so the mark is only compared then.
+            if *stamp >> 8 == 0 {
+                core::hint::cold_path();
+                if f < self.low {
+                    self.low = f;
+                }
+            }
+            // The next generation: the high byte counts, its carry drops out; the id stays.
+            *stamp = stamp.wrapping_add(1 << 8);
+            let handle = Handle::from_stamp(i, *stamp);
+            self.slots.get_unchecked_mut(i.to_usize()).write(value);
+            Ok(handle)
         }
-        // SAFETY: `free` was in `1..=N` (IX1), so `free - 1 < N`.
-        let i = unsafe { *self.stack.get_unchecked(self.free) };
-        // SAFETY: stack entries are `< N` (IX2).
-        unsafe { self.slots.get_unchecked_mut(i.to_usize()) }.write(value);
-        Some(Handle::from_raw(i, self.id))
     }
 
-    /// The slot index of `h` if it is a live slot of this pool.
+    /// The slot index of `h` if it is a live slot of this pool in the handle's generation.
     #[inline(always)]
-    fn live_index(&self, h: Handle<T, I>, freed: PoolError) -> Result<usize, PoolError> {
-        if h.pool() != self.id {
-            return Err(PoolError::ForeignHandle);
-        }
+    fn live_index(&self, h: Handle<T, I, P>, freed: PoolError) -> Result<usize, PoolError> {
         let i = h.index().to_usize();
         if i >= N {
             return Err(PoolError::OutOfRange);
         }
         // SAFETY: `i < N` was checked above.
-        if unsafe { self.pos.get_unchecked(i) }.to_usize() < self.free {
-            return Err(freed);
+        unsafe {
+            let stamp = *self.stamp.get_unchecked(i);
+            if stamp != h.stamp() {
+                core::hint::cold_path();
+                return Err(if (stamp ^ h.stamp()) as u8 != 0 { PoolError::ForeignHandle } else { PoolError::Stale });
+            }
+            if self.pos.get_unchecked(i).to_usize() < self.free {
+                core::hint::cold_path();
+                return Err(freed);
+            }
         }
         Ok(i)
     }
 
+    /// What `free`, `get` and `get_mut` would say of `h`: `Ok` for a live handle, else the error they return.
+    /// For tools (the gdb printer's "stale") and tests; it does not touch the pool.
+    pub fn status(&self, h: Handle<T, I, P>) -> Result<(), PoolError> {
+        self.live_index(h, PoolError::Dangling).map(|_| ())
+    }
+
     /// Frees `h`'s slot and returns its value; `Err` (pool unchanged) for a handle of another pool, an index
-    /// out of range, or a slot already free.
+    /// out of range, a stale handle (the slot was allocated again since) or a slot already free.
     #[inline(always)]
     #[allow(clippy::question_mark, reason = "hot path: plain `match`, no `Try` trait calls from core")]
-    pub fn free(&mut self, h: Handle<T, I>) -> Result<T, PoolError> {
+    pub fn free(&mut self, h: Handle<T, I, P>) -> Result<T, PoolError> {
         match self.live_index(h, PoolError::DoubleFree) {
             // SAFETY: `live_index` returned a live slot `< N`.
             Ok(i) => Ok(unsafe { self.free_live(i) }),
@@ -203,9 +263,20 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
         }
     }
 
-    /// The value of live handle `h`; `Err(Dangling)` if its slot is free.
+    /// The handle of live slot `i`, in its current generation.
+    ///
+    /// # Safety
+    /// `i < N`.
     #[inline(always)]
-    pub fn get(&self, h: Handle<T, I>) -> Result<&T, PoolError> {
+    unsafe fn handle(&self, i: I) -> Handle<T, I, P> {
+        // SAFETY: `i < N` (caller).
+        Handle::from_stamp(i, unsafe { *self.stamp.get_unchecked(i.to_usize()) })
+    }
+
+    /// The value of live handle `h`; `Err(Dangling)` if its slot is free, `Err(Stale)` if it was allocated
+    /// again since.
+    #[inline(always)]
+    pub fn get(&self, h: Handle<T, I, P>) -> Result<&T, PoolError> {
         match self.live_index(h, PoolError::Dangling) {
             // SAFETY: `i < N` and slot `i` is live, so initialised (IX3).
             Ok(i) => Ok(unsafe { self.slots.get_unchecked(i).assume_init_ref() }),
@@ -213,9 +284,9 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
         }
     }
 
-    /// The value of live handle `h`, mutably; `Err(Dangling)` if its slot is free.
+    /// The value of live handle `h`, mutably; errors as [`get`](Self::get).
     #[inline(always)]
-    pub fn get_mut(&mut self, h: Handle<T, I>) -> Result<&mut T, PoolError> {
+    pub fn get_mut(&mut self, h: Handle<T, I, P>) -> Result<&mut T, PoolError> {
         match self.live_index(h, PoolError::Dangling) {
             // SAFETY: `i < N` and slot `i` is live, so initialised (IX3).
             Ok(i) => Ok(unsafe { self.slots.get_unchecked_mut(i).assume_init_mut() }),
@@ -226,18 +297,31 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
     /// A walk over the live objects that can free and allocate as it goes (see [`Sweep`]): `retain` without a
     /// closure, for ARM code in IWRAM, which inlines this walk but not a Thumb closure.
     #[inline(always)]
-    pub fn sweep(&mut self) -> Sweep<'_, T, I, N> {
+    pub fn sweep(&mut self) -> Sweep<'_, T, I, N, P> {
         Sweep { next: self.free, pool: self }
     }
 
     /// The live values with their handles, in O(live).
-    pub fn iter(&self) -> Iter<'_, T, I> {
-        Iter { live: &self.stack[self.free..], slots: self.slots.as_ptr(), id: self.id, _p: PhantomData }
+    pub fn iter(&self) -> Iter<'_, T, I, P> {
+        Iter {
+            live: &self.stack[self.free..],
+            slots: self.slots.as_ptr(),
+            stamp: &self.stamp,
+            _p: PhantomData,
+            _tag: PhantomData,
+        }
+    }
+
+    /// The free slots in the order `alloc` will hand them out (the most recently freed first), in O(free): for
+    /// debug views and tests.
+    pub fn free_slots(&self) -> impl Iterator<Item = I> + '_ {
+        self.stack[..self.free].iter().rev().copied()
     }
 
     /// The live values with their handles, mutably, in O(live).
-    pub fn iter_mut(&mut self) -> IterMut<'_, T, I> {
-        IterMut { live: &self.stack[self.free..], slots: self.slots.as_mut_ptr(), id: self.id, _p: PhantomData }
+    pub fn iter_mut(&mut self) -> IterMut<'_, T, I, P> {
+        let slots = self.slots.as_mut_ptr();
+        IterMut { live: &self.stack[self.free..], slots, stamp: &self.stamp, _p: PhantomData, _tag: PhantomData }
     }
 
     /// Calls `keep` on every live value (O(live)) and frees, dropping them, those for which it returns false:
@@ -252,12 +336,12 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
         }
     }
 
-    /// Verifies IX1 and IX2 (module docs).
+    /// Verifies IX1, IX2, IX4 and IX5 (module docs).
     pub fn check(&self) -> Result<(), CheckError> {
         if self.free > N {
             return Err(CheckError::CountTooLarge);
         }
-        if self.peak < N - self.free || self.peak > N {
+        if self.low > self.free {
             return Err(CheckError::PeakBelowLive);
         }
         let mut k = 0;
@@ -272,13 +356,44 @@ impl<T, I: Index, const N: usize> IndexPool<T, I, N> {
             if self.stack[self.pos[i].to_usize()].to_usize() != i {
                 return Err(CheckError::PosMismatch { slot: i });
             }
+            if self.stamp[i] as u8 != self.stamp[0] as u8 {
+                return Err(CheckError::IdMismatch { slot: i });
+            }
             i += 1;
         }
         Ok(())
     }
 }
 
-impl<T, I: Index, const N: usize> Drop for IndexPool<T, I, N> {
+impl<T, I: Index, const N: usize, P> Pool for IndexPool<T, I, N, P> {
+    type Value = T;
+    type Handle = Handle<T, I, P>;
+    #[inline(always)]
+    fn alloc(&mut self, value: T) -> Result<Self::Handle, T> {
+        IndexPool::alloc(self, value)
+    }
+    #[inline(always)]
+    fn free(&mut self, handle: Self::Handle) -> Result<T, PoolError> {
+        IndexPool::free(self, handle)
+    }
+    fn len(&self) -> usize {
+        IndexPool::len(self)
+    }
+    fn capacity(&self) -> usize {
+        N
+    }
+    fn check(&mut self) -> Result<(), CheckError> {
+        IndexPool::check(self)
+    }
+}
+
+impl<T, I: Index, const N: usize, P> Default for IndexPool<T, I, N, P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, I: Index, const N: usize, P> Drop for IndexPool<T, I, N, P> {
     fn drop(&mut self) {
         if core::mem::needs_drop::<T>() {
             let mut p = self.free;
@@ -336,16 +451,16 @@ macro_rules! sweep {
 /// puts at `free - 1`), `stack[next..]` those still to meet. `free` swaps the freed slot with the lowest
 /// live one, `stack[free]`, which the walk has met, so the split holds; freeing an object not yet met first
 /// moves it to `next` and counts that position as met.
-pub struct Sweep<'a, T, I: Index, const N: usize> {
-    pool: &'a mut IndexPool<T, I, N>,
+pub struct Sweep<'a, T, I: Index, const N: usize, P = ()> {
+    pool: &'a mut IndexPool<T, I, N, P>,
     next: usize,
 }
 
-impl<T, I: Index, const N: usize> Sweep<'_, T, I, N> {
+impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
     /// The next object not yet met, with its handle, or `None` when all have been met.
     #[inline(always)]
     #[allow(clippy::should_implement_trait, reason = "the value borrows the walk, which `Iterator` cannot express")]
-    pub fn next(&mut self) -> Option<(Handle<T, I>, &mut T)> {
+    pub fn next(&mut self) -> Option<(Handle<T, I, P>, &mut T)> {
         let p = self.next;
         if p >= N {
             return None;
@@ -355,8 +470,8 @@ impl<T, I: Index, const N: usize> Sweep<'_, T, I, N> {
         // is live and initialised (IX3); stack entries are `< N` (IX2).
         unsafe {
             let i = *self.pool.stack.get_unchecked(p);
-            let v = self.pool.slots.get_unchecked_mut(i.to_usize()).assume_init_mut();
-            Some((Handle::from_raw(i, self.pool.id), v))
+            let h = self.pool.handle(i);
+            Some((h, self.pool.slots.get_unchecked_mut(i.to_usize()).assume_init_mut()))
         }
     }
 
@@ -364,7 +479,7 @@ impl<T, I: Index, const N: usize> Sweep<'_, T, I, N> {
     /// on without meeting it.
     #[inline(always)]
     #[allow(clippy::question_mark, reason = "hot path: plain `match`, no `Try` trait calls from core")]
-    pub fn free(&mut self, h: Handle<T, I>) -> Result<T, PoolError> {
+    pub fn free(&mut self, h: Handle<T, I, P>) -> Result<T, PoolError> {
         let i = match self.pool.live_index(h, PoolError::DoubleFree) {
             Ok(i) => i,
             Err(e) => return Err(e),
@@ -384,27 +499,28 @@ impl<T, I: Index, const N: usize> Sweep<'_, T, I, N> {
 
     /// Stores `value` in a free slot, as [`IndexPool::alloc`]; the walk does not meet it.
     #[inline(always)]
-    pub fn alloc(&mut self, value: T) -> Option<Handle<T, I>> {
+    pub fn alloc(&mut self, value: T) -> Result<Handle<T, I, P>, T> {
         self.pool.alloc(value)
     }
 
     /// The value of live handle `h`, as [`IndexPool::get_mut`].
     #[inline(always)]
-    pub fn get_mut(&mut self, h: Handle<T, I>) -> Result<&mut T, PoolError> {
+    pub fn get_mut(&mut self, h: Handle<T, I, P>) -> Result<&mut T, PoolError> {
         self.pool.get_mut(h)
     }
 }
 
 /// Iterator over an [`IndexPool`]'s live values: `(handle, &value)`.
-pub struct Iter<'a, T, I> {
+pub struct Iter<'a, T, I, P = ()> {
     live: &'a [I],
     slots: *const MaybeUninit<T>,
-    id: u8,
+    stamp: &'a [u16],
     _p: PhantomData<&'a T>,
+    _tag: PhantomData<fn() -> P>,
 }
 
-impl<'a, T, I: Index> Iterator for Iter<'a, T, I> {
-    type Item = (Handle<T, I>, &'a T);
+impl<'a, T, I: Index, P> Iterator for Iter<'a, T, I, P> {
+    type Item = (Handle<T, I, P>, &'a T);
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
@@ -413,7 +529,7 @@ impl<'a, T, I: Index> Iterator for Iter<'a, T, I> {
         // SAFETY: `live` is the pool's `stack[free..]`, borrowed with the pool for `'a`: live slots, `< N`,
         // initialised (IX2, IX3).
         let v = unsafe { (*self.slots.add(i.to_usize())).assume_init_ref() };
-        Some((Handle::from_raw(i, self.id), v))
+        Some((Handle::from_stamp(i, self.stamp[i.to_usize()]), v))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -422,15 +538,16 @@ impl<'a, T, I: Index> Iterator for Iter<'a, T, I> {
 }
 
 /// Iterator over an [`IndexPool`]'s live values: `(handle, &mut value)`.
-pub struct IterMut<'a, T, I> {
+pub struct IterMut<'a, T, I, P = ()> {
     live: &'a [I],
     slots: *mut MaybeUninit<T>,
-    id: u8,
+    stamp: &'a [u16],
     _p: PhantomData<&'a mut T>,
+    _tag: PhantomData<fn() -> P>,
 }
 
-impl<'a, T, I: Index> Iterator for IterMut<'a, T, I> {
-    type Item = (Handle<T, I>, &'a mut T);
+impl<'a, T, I: Index, P> Iterator for IterMut<'a, T, I, P> {
+    type Item = (Handle<T, I, P>, &'a mut T);
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
@@ -439,7 +556,7 @@ impl<'a, T, I: Index> Iterator for IterMut<'a, T, I> {
         // SAFETY: as in `Iter::next`, and the pool is mutably borrowed for `'a`; `stack` is a permutation
         // (IX2), so each slot is yielded once and the `&mut`s do not alias.
         let v = unsafe { (*self.slots.add(i.to_usize())).assume_init_mut() };
-        Some((Handle::from_raw(i, self.id), v))
+        Some((Handle::from_stamp(i, self.stamp[i.to_usize()]), v))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -453,21 +570,25 @@ mod tests {
 
     #[test]
     fn lifo_handles_and_errors() {
-        let mut p: IndexPool<u32, u8, 3> = IndexPool::new(1);
+        let mut p: IndexPool<u32, u8, 3> = IndexPool::with_id(1);
         let a = p.alloc(10).unwrap();
         let b = p.alloc(11).unwrap();
         let c = p.alloc(12).unwrap();
         assert_eq!((a.index(), b.index(), c.index()), (0, 1, 2));
-        assert!(p.alloc(13).is_none());
+        assert_eq!(p.alloc(13), Err(13), "a full pool hands the value back");
         assert_eq!(p.free(b), Ok(11));
         assert_eq!(p.free(b), Err(PoolError::DoubleFree));
         assert_eq!(p.get(b), Err(PoolError::Dangling));
-        assert_eq!(p.get(Handle::from_raw(0, 2)), Err(PoolError::ForeignHandle));
-        assert_eq!(p.free(Handle::from_raw(3, 1)), Err(PoolError::OutOfRange));
-        assert_eq!(p.alloc(14).unwrap().index(), 1, "the last freed slot is reused first");
+        assert_eq!(p.get(Handle::from_raw(0, a.generation(), 2)), Err(PoolError::ForeignHandle));
+        assert_eq!(p.free(Handle::from_raw(3, 1, 1)), Err(PoolError::OutOfRange));
+        let d = p.alloc(14).unwrap();
+        assert_eq!(d.index(), 1, "the last freed slot is reused first");
+        assert_eq!(p.get(b), Err(PoolError::Stale), "b's slot now holds d");
+        assert_eq!(p.free(b), Err(PoolError::Stale));
         *p.get_mut(c).unwrap() += 100;
         let mut seen = [0u32; 3];
         for (h, v) in p.iter() {
+            assert_eq!(p.get(h), Ok(v), "iter's handles are current");
             seen[h.index() as usize] = *v;
         }
         assert_eq!(seen, [10, 14, 112]);
@@ -476,11 +597,50 @@ mod tests {
         assert_eq!(p.check(), Ok(()));
     }
 
+    /// The same slot allocated and freed 1,000 times: every old handle stays refused, except one exactly a
+    /// multiple of 256 allocations old, which the wrapped count takes for the live one (the documented limit).
+    #[test]
+    fn stale_handles_are_refused_across_generations() {
+        let mut p: IndexPool<u32, u8, 4> = IndexPool::new();
+        extern crate std;
+        let mut old = std::vec::Vec::new();
+        for round in 0..1_000u32 {
+            let h = p.alloc(round).unwrap();
+            assert_eq!(h.index(), 0);
+            for (age, &o) in old.iter().rev().enumerate() {
+                let age = age + 1;
+                let want = if age % 256 == 0 { Ok(&round) } else { Err(PoolError::Stale) };
+                assert_eq!(p.get(o), want, "round {round}: a handle {age} allocations old");
+            }
+            assert_eq!(p.get(h), Ok(&round));
+            assert_eq!(p.free(h), Ok(round));
+            assert_eq!(p.free(h), Err(PoolError::DoubleFree), "round {round}");
+            old.push(h);
+            if old.len() > 300 {
+                old.remove(0);
+            }
+        }
+        assert_eq!(p.check(), Ok(()));
+        assert!(p.is_empty());
+    }
+
+    /// Pools told apart by their tag: a handle of one does not type-check with the other (the `compile_fail`
+    /// example of `IndexPool`'s docs); here, the same handle bits refused at run time by the id.
+    #[test]
+    fn pools_sharing_a_tag_refuse_each_others_handles_by_id() {
+        let mut pools: [IndexPool<u32, u8, 4>; 2] = [IndexPool::with_id(1), IndexPool::with_id(2)];
+        let h = pools[0].alloc(5).unwrap();
+        pools[1].alloc(6).unwrap();
+        assert_eq!(pools[1].free(h), Err(PoolError::ForeignHandle));
+        assert_eq!(pools[1].len(), 1);
+        assert_eq!(pools[0].free(h), Ok(5));
+    }
+
     #[test]
     fn const_static_and_full_u8_range() {
-        static POOL: IndexPool<u8, u8, 256> = IndexPool::new(0);
+        static POOL: IndexPool<u8, u8, 256> = IndexPool::with_id(0);
         assert_eq!(POOL.len(), 0);
-        let mut p: IndexPool<u8, u8, 256> = IndexPool::new(0);
+        let mut p: IndexPool<u8, u8, 256> = IndexPool::with_id(0);
         for k in 0..256 {
             assert_eq!(p.alloc(k as u8).unwrap().index() as usize, k);
         }
@@ -499,9 +659,9 @@ mod tests {
         }
         let n = Cell::new(0);
         {
-            let mut p: IndexPool<D<'_>, u16, 4> = IndexPool::new(0);
-            let h = p.alloc(D(&n)).unwrap();
-            p.alloc(D(&n)).unwrap();
+            let mut p: IndexPool<D<'_>, u16, 4> = IndexPool::with_id(0);
+            let h = p.alloc(D(&n)).ok().unwrap();
+            assert!(p.alloc(D(&n)).is_ok());
             drop(p.free(h));
             assert_eq!(n.get(), 1);
         }
@@ -510,7 +670,7 @@ mod tests {
 
     #[test]
     fn check_reports_corruption() {
-        let mut p: IndexPool<u32, u8, 8> = IndexPool::new(0);
+        let mut p: IndexPool<u32, u8, 8> = IndexPool::with_id(0);
         p.alloc(1).unwrap();
         p.pos[3] = 5;
         assert_eq!(p.check(), Err(CheckError::PosMismatch { slot: 3 }));
@@ -518,16 +678,19 @@ mod tests {
         assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 3 }));
         p.pos[3] = 4; // the original value
         assert_eq!(p.check(), Ok(()));
-        p.peak = 0;
+        p.low = 8;
         assert_eq!(p.check(), Err(CheckError::PeakBelowLive));
-        p.peak = 1;
+        p.low = 7;
+        p.stamp[5] ^= 1;
+        assert_eq!(p.check(), Err(CheckError::IdMismatch { slot: 5 }));
+        p.stamp[5] ^= 1;
         p.free = 9;
         assert_eq!(p.check(), Err(CheckError::CountTooLarge));
     }
 
     #[test]
     fn a_sweep_meets_every_live_object_once_while_freeing_it() {
-        let mut p: IndexPool<u32, u8, 16> = IndexPool::new(0);
+        let mut p: IndexPool<u32, u8, 16> = IndexPool::with_id(0);
         let handles: [_; 12] = core::array::from_fn(|i| p.alloc(i as u32).unwrap());
         for h in [handles[2], handles[7], handles[9]] {
             p.free(h).unwrap();
@@ -552,7 +715,7 @@ mod tests {
     /// missed two.)
     #[test]
     fn a_sweep_that_frees_others_and_allocates_meets_each_object_once() {
-        let mut p: IndexPool<u32, u8, 16> = IndexPool::new(0);
+        let mut p: IndexPool<u32, u8, 16> = IndexPool::with_id(0);
         let h: [_; 8] = core::array::from_fn(|i| p.alloc(i as u32).unwrap());
         let mut met = [0u32; 16];
         let (mut k, mut gone) = (0, None);
@@ -594,14 +757,14 @@ mod tests {
         const NEW: u8 = 3; // allocated during the walk
         for seed in 1..if cfg!(miri) { 20 } else { 2_000 } {
             let mut rng = Rng::new(seed);
-            let mut p: IndexPool<u32, u8, 32> = IndexPool::new(5);
+            let mut p: IndexPool<u32, u8, 32> = IndexPool::with_id(5);
             let mut handles = [None; 256];
             let mut state = [FRESH; 256];
             let mut ids = 0;
             // A random pool: some allocations, some freed, so that slots sit in any order.
             for _ in 0..rng.below(60) {
                 if rng.chance(65) {
-                    if let Some(h) = p.alloc(ids) {
+                    if let Ok(h) = p.alloc(ids) {
                         handles[ids as usize] = Some(h);
                         ids += 1;
                     }
@@ -623,7 +786,7 @@ mod tests {
                             handles[v] = None;
                         }
                         1 if ids < 255 => {
-                            if let Some(h) = walk.alloc(ids) {
+                            if let Ok(h) = walk.alloc(ids) {
                                 handles[ids as usize] = Some(h);
                                 state[ids as usize] = NEW;
                                 ids += 1;
@@ -659,7 +822,7 @@ mod tests {
 
     #[test]
     fn peak_remembers_the_most_live_slots() {
-        let mut p: IndexPool<u32, u8, 8> = IndexPool::new(0);
+        let mut p: IndexPool<u32, u8, 8> = IndexPool::with_id(0);
         let a = p.alloc(1).unwrap();
         let b = p.alloc(2).unwrap();
         p.free(a).unwrap();

@@ -3,7 +3,7 @@
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use super::{CheckError, PoolError};
+use super::{CheckError, Pool, PoolError};
 
 /// The most slots: the free list ends with the link `count` (one past the last slot), which must fit a `u16`.
 const MAX_SLOTS: usize = u16::MAX as usize;
@@ -92,8 +92,8 @@ impl<'a> IntrusivePool<'a> {
     }
 
     /// The number of slots.
-    pub const fn capacity(&self) -> u32 {
-        self.count
+    pub const fn capacity(&self) -> usize {
+        self.count as usize
     }
 
     /// The slot stride in bytes: `slot_size` rounded up to a power of two.
@@ -102,8 +102,8 @@ impl<'a> IntrusivePool<'a> {
     }
 
     /// The number of live slots.
-    pub const fn len(&self) -> u32 {
-        self.count - self.free
+    pub const fn len(&self) -> usize {
+        (self.count - self.free) as usize
     }
 
     /// True when nothing is allocated.
@@ -350,6 +350,28 @@ impl<'a> IntrusivePool<'a> {
     }
 }
 
+impl Pool for IntrusivePool<'_> {
+    type Value = ();
+    type Handle = NonNull<u8>;
+    #[inline(always)]
+    fn alloc(&mut self, _: ()) -> Result<NonNull<u8>, ()> {
+        IntrusivePool::alloc(self).ok_or(())
+    }
+    #[inline(always)]
+    fn free(&mut self, p: NonNull<u8>) -> Result<(), PoolError> {
+        IntrusivePool::free(self, p)
+    }
+    fn len(&self) -> usize {
+        IntrusivePool::len(self)
+    }
+    fn capacity(&self) -> usize {
+        IntrusivePool::capacity(self)
+    }
+    fn check(&mut self) -> Result<(), CheckError> {
+        IntrusivePool::check(self)
+    }
+}
+
 /// A free list broken by a write after free, as `alloc` and `alloc_aligned` find it.
 #[derive(Clone, Copy)]
 enum Corrupt {
@@ -509,7 +531,7 @@ mod tests {
                         want += 1;
                     }
                     let got = IntrusivePool::new(&mut r.0[skip..skip + len], size).map_or(0, |p| p.capacity());
-                    assert_eq!(got as usize, want, "slot size {size}, {len} bytes at +{skip}");
+                    assert_eq!(got, want, "slot size {size}, {len} bytes at +{skip}");
                 }
             }
         }

@@ -9,7 +9,8 @@
 //! | [`IntrusivePool`] | `u16` links stored inside the free slots of a byte region | `NonNull<u8>` |
 //! | [`FlagPool`] | none: a flag per slot, scanned on allocate (the baseline) | [`Handle`] |
 //!
-//! Every pool has `const fn new` or a cheap constructor and no heap allocation; full pools return `None`,
+//! Every pool has `const fn new` or a cheap constructor and no heap allocation, and implements [`Pool`]: the
+//! same `alloc`, `free`, `len`, `capacity` and `check` with the same types. A full pool hands the value back,
 //! bad frees return a [`PoolError`] and leave the pool unchanged.
 //!
 //! # Invariants
@@ -22,7 +23,10 @@
 //! - **IX3** (`IndexPool`): slot `i` is free iff `pos[i] < free`, i.e. `stack[..free]` are the free slots (its
 //!   top `stack[free - 1]` is the next allocated) and `stack[free..]` the live ones; exactly the live slots hold
 //!   an initialised `T`. (Follows from IX2 plus the code; `check` cannot see initialisation.)
-//! - **IX4** (`IndexPool`): `N - free <= peak <= N`: the peak counts at least the live slots \[`PeakBelowLive`\].
+//! - **IX5** (`IndexPool`): every slot's stamp carries the pool's id in its low byte \[`IdMismatch`\] (the high
+//!   byte, the slot's generation, may be anything).
+//! - **IX4** (`IndexPool`): `low <= free`: the low-water mark of the free count, from which the peak is read,
+//!   counts at least the live slots \[`PeakBelowLive`\].
 //! - **PK1** (`Packed24`, `Packed18`), **PT1** (`PtrPool`), **VS1** (`ValueStack`), **IN1** (`IntrusivePool`):
 //!   the free count is at most the capacity (packed: `top <= fresh <= capacity`) \[`CountTooLarge`\].
 //! - **PK2**, **PT2**, **IN2**: every free-stack entry (free-list link) names a slot of this pool (packed: a
@@ -39,8 +43,10 @@
 //!
 //! # What the safety checks cost
 //!
-//! - Foreign handle: a handle carries its pool's `u8` id (given to `new`); one compare per `free`/`get`. Two
-//!   pools with the same id cannot tell each other's handles apart, so give each pool its own id.
+//! - Foreign handle: an `IndexPool`'s handle carries the pool's tag type, so a handle of a pool with another tag
+//!   does not compile. At run time it also carries the pool's `u8` id (0 unless given to `with_id`), kept beside
+//!   the generation in each slot's `u16` stamp: one halfword compare per `free`/`get` checks both. Pools sharing
+//!   a tag and an id cannot tell each other's handles apart.
 //! - Out of range: one compare of the index against the capacity.
 //! - Double free (and `get` of a freed handle): `IndexPool` reads `pos[i]` and compares it with `free` (the
 //!   position table costs `size_of::<I>()` bytes a slot and also gives O(live) iteration and the O(1) swap
@@ -50,8 +56,12 @@
 //! - Write after free (`IntrusivePool`, whose list links live in the free slots): `alloc` compares the link it
 //!   follows with the slot count and tests the live bit of the slot it takes (a byte it loads anyway), and
 //!   refuses a broken link (a debug panic, `None` in release) instead of leaving the region.
-//! - A slot freed and then allocated again is live once more, so an old handle to it is not detected (no
-//!   generation counter): the checks catch double frees and foreign handles, not every use-after-free.
+//! - Stale handle (`IndexPool`): the stamp's high byte counts the slot's allocations and every handle carries
+//!   the stamp of its own, so a handle whose object was freed and whose slot was allocated again is refused
+//!   ([`PoolError::Stale`]): the same compare per `free`/`get`, a load, add and store per `alloc`. The
+//!   count wraps after 256 allocations of one slot: a handle exactly 256 (512, ...) reuses old names the
+//!   slot's object again and is taken for it. The other pools hand out bare indices or pointers, with no
+//!   generation: an old index or pointer to a slot allocated again is not detected.
 //! - `check()` is O(capacity) and meant for tests and debug builds, not for the frame loop.
 
 mod flag;
@@ -72,6 +82,35 @@ pub use packed::{Packed18, Packed24};
 pub use ptr::PtrPool;
 pub use value::ValueStack;
 
+/// What every pool does, whatever its free list: code generic over `P: Pool` (a test driver, a debug overlay, a
+/// game that swaps one pool for another) uses these. Each pool also has these as inherent methods of the same
+/// name, for calls without the trait in scope, and its own extras (`get`, sweeps, `is_live`).
+pub trait Pool {
+    /// What `alloc` stores and `free` gives back: `()` for pools that hand out bare slots.
+    type Value;
+    /// What `alloc` hands out and `free` takes back: a handle, an index, a pointer or a value.
+    type Handle: Copy;
+    /// Takes a free slot for `value` and returns its handle, or hands `value` back when the pool is full.
+    fn alloc(&mut self, value: Self::Value) -> Result<Self::Handle, Self::Value>;
+    /// Frees `handle`'s slot and returns its value; `Err` (pool unchanged) when `handle` is not live here.
+    fn free(&mut self, handle: Self::Handle) -> Result<Self::Value, PoolError>;
+    /// The number of live slots.
+    fn len(&self) -> usize;
+    /// The number of slots.
+    fn capacity(&self) -> usize;
+    /// True when nothing is allocated.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// True when `alloc` would hand its value back.
+    fn is_full(&self) -> bool {
+        self.len() == self.capacity()
+    }
+    /// Verifies the pool's invariants (module docs). `&mut`: some pools mark their free entries while they
+    /// walk them, to find one listed twice without memory of their own, and clear the marks before returning.
+    fn check(&mut self) -> Result<(), CheckError>;
+}
+
 /// Why a `free` (or `get`, or `push`) was refused. The pool is unchanged when one of these is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PoolError {
@@ -79,6 +118,8 @@ pub enum PoolError {
     DoubleFree,
     /// `get`/`get_mut` of a handle whose slot is free (it was freed).
     Dangling,
+    /// The handle outlived its object: its slot was freed and allocated again since (its generation differs).
+    Stale,
     /// The handle belongs to another pool (its pool id differs), or the pointer is outside this pool's slots.
     ForeignHandle,
     /// The index is not below the pool's capacity.
@@ -109,6 +150,8 @@ pub enum CheckError {
     CountMismatch,
     /// IX4: the peak is below the number of live slots (or above the capacity).
     PeakBelowLive,
+    /// IX5: `slot`'s stamp names another pool id than slot 0's.
+    IdMismatch { slot: usize },
 }
 
 #[cfg(test)]

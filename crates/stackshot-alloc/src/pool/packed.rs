@@ -8,7 +8,7 @@
 //! pops the stack and, when it is empty, takes `fresh` and bumps it. Invariants PK1, PK2 (module docs), where
 //! the free slots are `stack[..top]` plus `fresh..capacity`.
 
-use super::{CheckError, PoolError};
+use super::{CheckError, Pool, PoolError};
 
 macro_rules! packed_stack {
     ($(#[$doc:meta])* $name:ident, $hi:ty, $hi_zero:expr, $bits:expr, $get_hi:ident, $set_hi:ident) => {
@@ -32,8 +32,13 @@ macro_rules! packed_stack {
             }
 
             /// The number of live slots.
-            pub const fn len(&self) -> u32 {
-                self.fresh - self.top
+            pub const fn len(&self) -> usize {
+                (self.fresh - self.top) as usize
+            }
+
+            /// The number of slots, `32 * G`.
+            pub const fn capacity(&self) -> usize {
+                G * 32
             }
 
             /// True when nothing is allocated.
@@ -178,6 +183,28 @@ macro_rules! packed_stack {
                     Some(err) => Err(err),
                     None => Ok(()),
                 }
+            }
+        }
+
+        impl<const G: usize> Pool for $name<G> {
+            type Value = ();
+            type Handle = u32;
+            #[inline(always)]
+            fn alloc(&mut self, _: ()) -> Result<u32, ()> {
+                $name::alloc(self).ok_or(())
+            }
+            #[inline(always)]
+            fn free(&mut self, i: u32) -> Result<(), PoolError> {
+                $name::free(self, i)
+            }
+            fn len(&self) -> usize {
+                $name::len(self)
+            }
+            fn capacity(&self) -> usize {
+                G * 32
+            }
+            fn check(&mut self) -> Result<(), CheckError> {
+                $name::check(self)
             }
         }
 

@@ -15,7 +15,7 @@ use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use super::{CheckError, FlagPool, Handle, Index, IndexPool, IntrusivePool, Packed18, Packed24, PoolError};
-use super::{PtrPool, ValueStack};
+use super::{Pool, PtrPool, ValueStack};
 use crate::rng::Rng;
 
 /// What a property driver found: the step (0-based) and what differed from the model.
@@ -159,56 +159,76 @@ fn index_pool<I: Index, const N: usize>(
 ) -> Result<(), PropFailure> {
     let mut rng = Rng::new(seed);
     let id = rng.next_u32() as u8;
-    let mut pool: IndexPool<u32, I, N> = IndexPool::new(id);
-    let mut other: IndexPool<u32, I, 4> = IndexPool::new(id.wrapping_add(1));
-    while other.alloc(0).is_some() {}
+    let mut pool: IndexPool<u32, I, N> = IndexPool::with_id(id);
+    let mut other: IndexPool<u32, I, 4> = IndexPool::with_id(id.wrapping_add(1));
+    while other.alloc(0).is_ok() {}
     let mut free = FreeStack::<N>::new(N);
     let mut live = Live::<N>::new();
     let mut order = [0u16; N];
-    let h = |i: u32| Handle::<u32, I>::from_raw(I::from_usize(i as usize), id);
+    // The model's generation of each slot: its allocations so far, modulo 256.
+    let mut generation = [0u8; N];
+    let hg = |i: u32, g: u8| Handle::<u32, I>::from_raw(I::from_usize(i as usize), g, id);
     for step in 0..ops {
         sabotage(step, &mut pool);
-        match rng.below(16) {
+        let h = |i: u32, generation: &[u8; N]| hg(i, generation[i as usize]);
+        match rng.below(17) {
             0..=7 if rng.chance(bias(step, N)) => {
                 let v = rng.next_u32();
                 let got = pool.alloc(v);
                 match free.pop() {
                     Some(i) => {
-                        ensure!(got == Some(h(i)), step, "alloc returned another slot than the model's");
+                        generation[i as usize] = generation[i as usize].wrapping_add(1);
+                        ensure!(
+                            got == Ok(hg(i, generation[i as usize])),
+                            step,
+                            "alloc returned another handle than the model's"
+                        );
                         live.set(i, Some(v));
                     }
-                    None => ensure!(got.is_none(), step, "alloc from a full pool did not return None"),
+                    None => ensure!(got == Err(v), step, "alloc from a full pool did not hand the value back"),
                 }
             }
             0..=7 => {
                 if let Some(i) = live.random(&mut rng, N) {
-                    ensure!(pool.free(h(i)) == Ok(live.get(i).unwrap()), step, "free of a live slot");
+                    ensure!(pool.free(h(i, &generation)) == Ok(live.get(i).unwrap()), step, "free of a live slot");
                     live.set(i, None);
                     free.push(i);
                 }
             }
             8 => {
                 if let Some(i) = free.random(&mut rng) {
-                    ensure!(pool.free(h(i)) == Err(PoolError::DoubleFree), step, "double free not reported");
-                    ensure!(pool.get(h(i)) == Err(PoolError::Dangling), step, "get of a freed slot");
+                    ensure!(
+                        pool.free(h(i, &generation)) == Err(PoolError::DoubleFree),
+                        step,
+                        "double free not reported"
+                    );
+                    ensure!(pool.get(h(i, &generation)) == Err(PoolError::Dangling), step, "get of a freed slot");
                 }
             }
             9 => {
-                let f = Handle::from_raw(I::from_usize(rng.below(4) as usize), other.id());
+                let f = Handle::from_raw(I::from_usize(rng.below(4) as usize), 1, other.id());
                 ensure!(pool.free(f) == Err(PoolError::ForeignHandle), step, "foreign free not reported");
                 ensure!(pool.get_mut(f) == Err(PoolError::ForeignHandle), step, "foreign get not reported");
             }
             10 if N < I::MAX_SLOTS => {
                 let i = N as u32 + rng.below((I::MAX_SLOTS - N) as u32);
-                ensure!(pool.free(h(i)) == Err(PoolError::OutOfRange), step, "out-of-range free");
-                ensure!(pool.get(h(i)) == Err(PoolError::OutOfRange), step, "out-of-range get");
+                ensure!(pool.free(hg(i, 1)) == Err(PoolError::OutOfRange), step, "out-of-range free");
+                ensure!(pool.get(hg(i, 1)) == Err(PoolError::OutOfRange), step, "out-of-range get");
+            }
+            16 => {
+                // A handle from an earlier life of any slot, live or free: refused as stale, pool unchanged.
+                let i = rng.below(N as u32);
+                let old = hg(i, generation[i as usize].wrapping_sub(1 + rng.below(255) as u8));
+                ensure!(pool.free(old) == Err(PoolError::Stale), step, "stale free not reported");
+                ensure!(pool.get(old) == Err(PoolError::Stale), step, "stale get not reported");
+                ensure!(pool.get_mut(old).err() == Some(PoolError::Stale), step, "stale get_mut not reported");
             }
             11..=12 => {
                 if let Some(i) = live.random(&mut rng, N) {
                     let want = live.get(i);
-                    ensure!(pool.get(h(i)).ok().copied() == want, step, "get differs from the model");
+                    ensure!(pool.get(h(i, &generation)).ok().copied() == want, step, "get differs from the model");
                     let v = rng.next_u32();
-                    match pool.get_mut(h(i)) {
+                    match pool.get_mut(h(i, &generation)) {
                         Ok(x) => *x = v,
                         Err(_) => ensure!(false, step, "get_mut of a live slot failed"),
                     }
@@ -250,7 +270,11 @@ fn index_pool<I: Index, const N: usize>(
         let mut count = 0;
         for (hd, v) in pool.iter() {
             let i = hd.index().to_usize();
-            ensure!(hd.pool() == id && !seen[i], step, "iter yielded a foreign or repeated handle");
+            ensure!(
+                hd == h(i as u32, &generation) && !seen[i],
+                step,
+                "iter yielded a foreign, stale or repeated handle"
+            );
             ensure!(live.get(i as u32) == Some(*v), step, "iter yielded a value the model does not have");
             seen[i] = true;
             count += 1;
@@ -260,50 +284,28 @@ fn index_pool<I: Index, const N: usize>(
     Ok(())
 }
 
-/// The packed stacks' common surface (128 slots each), so one driver serves both; the fuzz target uses it too.
-#[allow(
-    clippy::len_without_is_empty,
-    reason = "the drivers compare the live count with the model; none asks for emptiness"
-)]
-pub trait Packed {
+/// The packed stacks as one driver (and the fuzz target) sees them: a [`Pool`] of bare `u32` slots that can
+/// say whether a slot is live.
+pub trait Packed: Pool<Value = (), Handle = u32> {
     /// The number of slots.
     const CAP: u32;
-    /// Takes a free slot and returns its index, or `None` when every slot is live.
-    fn alloc(&mut self) -> Option<u32>;
-    /// Frees the live slot `i`; an index out of range or not live is an `Err`.
-    fn free(&mut self, i: u32) -> Result<(), PoolError>;
     /// Whether slot `i` is live.
     fn is_live(&self, i: u32) -> bool;
-    /// The number of live slots.
-    fn len(&self) -> u32;
-    /// Checks the stack's invariants.
-    fn check(&mut self) -> Result<(), CheckError>;
 }
 
-macro_rules! impl_packed {
-    ($t:ident) => {
-        impl Packed for $t<4> {
-            const CAP: u32 = $t::<4>::CAPACITY;
-            fn alloc(&mut self) -> Option<u32> {
-                $t::alloc(self)
-            }
-            fn free(&mut self, i: u32) -> Result<(), PoolError> {
-                $t::free(self, i)
-            }
-            fn is_live(&self, i: u32) -> bool {
-                $t::is_live(self, i)
-            }
-            fn len(&self) -> u32 {
-                $t::len(self)
-            }
-            fn check(&mut self) -> Result<(), CheckError> {
-                $t::check(self)
-            }
-        }
-    };
+impl Packed for Packed24<4> {
+    const CAP: u32 = Self::CAPACITY;
+    fn is_live(&self, i: u32) -> bool {
+        Packed24::is_live(self, i)
+    }
 }
-impl_packed!(Packed24);
-impl_packed!(Packed18);
+
+impl Packed for Packed18<4> {
+    const CAP: u32 = Self::CAPACITY;
+    fn is_live(&self, i: u32) -> bool {
+        Packed18::is_live(self, i)
+    }
+}
 
 /// `Packed24<4>` (128 slots). Indices past 16 bits are covered by the unit tests, as they need big pools.
 pub fn packed24(seed: u32, ops: u32) -> Result<(), PropFailure> {
@@ -330,7 +332,7 @@ fn packed<P: Packed>(
         sabotage(step, pool);
         match rng.below(10) {
             0..=6 if rng.chance(bias(step, PACKED_CAP)) => {
-                let got = pool.alloc();
+                let got = Pool::alloc(pool, ()).ok();
                 ensure!(got == free.pop(), step, "alloc differs from the model");
                 if let Some(i) = got {
                     live.set(i, Some(i));
@@ -338,25 +340,25 @@ fn packed<P: Packed>(
             }
             0..=6 => {
                 if let Some(i) = live.random(&mut rng, PACKED_CAP) {
-                    ensure!(pool.free(i) == Ok(()), step, "free of a live slot failed");
+                    ensure!(Pool::free(pool, i) == Ok(()), step, "free of a live slot failed");
                     live.set(i, None);
                     free.push(i);
                 }
             }
             7 => {
                 if let Some(i) = free.random(&mut rng) {
-                    ensure!(pool.free(i) == Err(PoolError::DoubleFree), step, "double free not reported");
+                    ensure!(Pool::free(pool, i) == Err(PoolError::DoubleFree), step, "double free not reported");
                 }
             }
             8 => {
                 let i = P::CAP + rng.below(u32::MAX - P::CAP);
-                ensure!(pool.free(i) == Err(PoolError::OutOfRange), step, "out-of-range free not reported");
+                ensure!(Pool::free(pool, i) == Err(PoolError::OutOfRange), step, "out-of-range free not reported");
                 ensure!(!pool.is_live(i), step, "an out-of-range index is live");
             }
             _ => {}
         }
         checked(step, pool.check())?;
-        ensure!(pool.len() as usize == live.n, step, "live count differs from the model");
+        ensure!(pool.len() == live.n, step, "live count differs from the model");
         for i in 0..P::CAP {
             ensure!(pool.is_live(i) == live.get(i).is_some(), step, "live set differs from the model");
         }
@@ -392,6 +394,7 @@ fn ptr(
                 let got = pool.alloc(v);
                 match free.pop() {
                     Some(i) => {
+                        let got = got.ok();
                         let want = match addr[0] {
                             Some(b) => b.as_ptr().wrapping_add(i as usize),
                             None => got.map_or(core::ptr::null_mut(), NonNull::as_ptr),
@@ -400,7 +403,7 @@ fn ptr(
                         addr[i as usize] = got;
                         live.set(i, Some(v));
                     }
-                    None => ensure!(got.is_none(), step, "alloc from a full pool did not return None"),
+                    None => ensure!(got == Err(v), step, "alloc from a full pool did not hand the value back"),
                 }
             }
             0..=5 => {
@@ -522,7 +525,7 @@ fn intrusive_run(
     sabotage: &mut dyn FnMut(u32, &mut IntrusivePool<'_>),
 ) -> Result<(), PropFailure> {
     let mut rng = Rng::new(seed);
-    let cap = pool.capacity() as usize;
+    let cap = pool.capacity();
     let stride = pool.stride();
     ensure!(cap > 0 && cap <= INTRUSIVE_MAX, 0, "unexpected capacity");
     let mut free = FreeStack::<INTRUSIVE_MAX>::new(cap);
@@ -595,7 +598,7 @@ fn intrusive_run(
             _ => {}
         }
         checked(step, pool.check())?;
-        ensure!(pool.len() as usize == live.n, step, "live count differs from the model");
+        ensure!(pool.len() == live.n, step, "live count differs from the model");
         let mut i = 0;
         while i < cap {
             if live.on[i] {
@@ -629,8 +632,8 @@ fn flag(
     let mut rng = Rng::new(seed);
     let mut live = Live::<FLAG_N>::new();
     let id = pool.id();
-    let h = |i: u32| Handle::<u32, u16>::from_raw(i as u16, id);
-    let other = Handle::<u32, u16>::from_raw(0, id.wrapping_add(1));
+    let h = |i: u32| Handle::<u32, u16>::from_raw(i as u16, 0, id);
+    let other = Handle::<u32, u16>::from_raw(0, 0, id.wrapping_add(1));
     for step in 0..ops {
         sabotage(step, pool);
         match rng.below(10) {
@@ -642,9 +645,9 @@ fn flag(
                     lowest += 1;
                 }
                 if lowest == FLAG_N {
-                    ensure!(got.is_none(), step, "alloc from a full pool did not return None");
+                    ensure!(got == Err(v), step, "alloc from a full pool did not hand the value back");
                 } else {
-                    ensure!(got == Some(h(lowest as u32)), step, "alloc did not return the lowest free slot");
+                    ensure!(got == Ok(h(lowest as u32)), step, "alloc did not return the lowest free slot");
                     live.set(lowest as u32, Some(v));
                 }
             }
@@ -721,7 +724,7 @@ mod tests {
         fails_at_or_after(
             index_pool::<u8, 256>(1, 5_000, &mut |s, p| {
                 if s == AT {
-                    p.alloc(0);
+                    let _ = p.alloc(0);
                 }
             }),
             AT,
@@ -757,7 +760,7 @@ mod tests {
         fails_at_or_after(
             ptr(&mut PtrPool::new(&mut slots), 3, 5_000, &mut |s, p| {
                 if s == AT {
-                    p.alloc(0);
+                    let _ = p.alloc(0);
                 }
             }),
             AT,
@@ -774,7 +777,7 @@ mod tests {
         fails_at_or_after(
             flag(&mut FlagPool::new(7), 5, 5_000, &mut |s, p| {
                 if s == AT {
-                    p.alloc(0);
+                    let _ = p.alloc(0);
                 }
             }),
             AT,

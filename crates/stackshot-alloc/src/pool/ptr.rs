@@ -4,7 +4,7 @@ use core::marker::PhantomData;
 use core::mem::{MaybeUninit, size_of};
 use core::ptr::NonNull;
 
-use super::{CheckError, PoolError};
+use super::{CheckError, Pool, PoolError};
 
 /// A pool of `N` slots of `T` in caller-provided storage, whose free stack holds slot addresses.
 ///
@@ -45,6 +45,11 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
         self.top == N
     }
 
+    /// The number of slots.
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
     /// The slot index of `p`, if it is the start of one of this pool's slots. Only `p`'s address is used.
     #[inline(always)]
     fn index_of(&self, p: *mut T) -> Result<usize, PoolError> {
@@ -58,12 +63,12 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
         Ok((a - b) / size_of::<T>())
     }
 
-    /// Moves `value` into a free slot and returns its address, or `None` (dropping `value`) when full. The
-    /// pointer is valid for reads and writes until it is passed to `free`.
+    /// Moves `value` into a free slot and returns its address, or hands `value` back when full. The pointer is
+    /// valid for reads and writes until it is passed to `free`.
     #[inline(always)]
-    pub fn alloc(&mut self, value: T) -> Option<NonNull<T>> {
+    pub fn alloc(&mut self, value: T) -> Result<NonNull<T>, T> {
         if self.top == 0 {
-            return None;
+            return Err(value);
         }
         self.top -= 1;
         // SAFETY: `top` was in `1..=N` (PT1).
@@ -75,7 +80,7 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
         unsafe {
             *self.live.get_unchecked_mut(i) = true;
             p.write(value);
-            Some(NonNull::new_unchecked(p))
+            Ok(NonNull::new_unchecked(p))
         }
     }
 
@@ -159,6 +164,28 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
     }
 }
 
+impl<T, const N: usize> Pool for PtrPool<'_, T, N> {
+    type Value = T;
+    type Handle = NonNull<T>;
+    #[inline(always)]
+    fn alloc(&mut self, value: T) -> Result<NonNull<T>, T> {
+        PtrPool::alloc(self, value)
+    }
+    #[inline(always)]
+    fn free(&mut self, p: NonNull<T>) -> Result<T, PoolError> {
+        PtrPool::free(self, p)
+    }
+    fn len(&self) -> usize {
+        PtrPool::len(self)
+    }
+    fn capacity(&self) -> usize {
+        N
+    }
+    fn check(&mut self) -> Result<(), CheckError> {
+        PtrPool::check(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,9 +205,9 @@ mod tests {
         assert_eq!(p.free(mid), Err(PoolError::Misaligned));
         let mut other = [1u16, 2, 3];
         assert_eq!(p.free(NonNull::from(&mut other)), Err(PoolError::ForeignHandle));
-        assert_eq!(p.alloc([7, 8, 9]), Some(b), "LIFO");
-        assert!(p.alloc([0; 3]).is_some() && p.alloc([0; 3]).is_some());
-        assert_eq!(p.alloc([0; 3]), None);
+        assert_eq!(p.alloc([7, 8, 9]), Ok(b), "LIFO");
+        assert!(p.alloc([0; 3]).is_ok() && p.alloc([0; 3]).is_ok());
+        assert_eq!(p.alloc([0; 3]), Err([0; 3]), "full: the value comes back");
         assert_eq!(p.check(), Ok(()));
     }
 

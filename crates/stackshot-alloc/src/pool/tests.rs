@@ -71,7 +71,7 @@ fn sizes() {
     assert_eq!(size_of::<Packed24<128>>(), 4096 * 3 + 4096 / 8 + 8);
     assert_eq!(size_of::<Packed18<128>>(), 4096 * 9 / 4 + 4096 / 8 + 8);
     assert_eq!(size_of::<U32Stack<128>>(), 4096 * 4 + 4096 / 8 + 8);
-    assert_eq!(size_of::<super::Handle<T, u8>>(), 2);
+    assert_eq!(size_of::<super::Handle<T, u8>>(), 4, "index, and the u16 stamp of generation and pool id");
 }
 
 /// Runs every driver with several seeds, `scale` times its base op count (scaled by how slow a step is:

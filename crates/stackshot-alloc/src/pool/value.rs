@@ -1,7 +1,7 @@
 //! The value stack: a stack of small `Copy` values that are themselves the resource (free OAM entries, free
 //! tile coordinates packed in a word), returned directly.
 
-use super::{CheckError, PoolError};
+use super::{CheckError, Pool, PoolError};
 
 /// Up to `N` values of `V`, last in first out.
 ///
@@ -28,6 +28,11 @@ impl<V: Copy, const N: usize> ValueStack<V, N> {
     /// The number of values on the stack.
     pub const fn len(&self) -> usize {
         self.len
+    }
+
+    /// The most values the stack holds.
+    pub const fn capacity(&self) -> usize {
+        N
     }
 
     /// True when `pop` would return `None`.
@@ -71,6 +76,29 @@ impl<V: Copy, const N: usize> ValueStack<V, N> {
             return Err(CheckError::CountTooLarge);
         }
         Ok(())
+    }
+}
+
+/// As a pool, a value stack hands out its values: `alloc` pops, `free` pushes.
+impl<V: Copy, const N: usize> Pool for ValueStack<V, N> {
+    type Value = ();
+    type Handle = V;
+    #[inline(always)]
+    fn alloc(&mut self, _: ()) -> Result<V, ()> {
+        self.pop().ok_or(())
+    }
+    #[inline(always)]
+    fn free(&mut self, v: V) -> Result<(), PoolError> {
+        self.push(v)
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn capacity(&self) -> usize {
+        N
+    }
+    fn check(&mut self) -> Result<(), CheckError> {
+        ValueStack::check(self)
     }
 }
 
