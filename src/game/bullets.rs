@@ -50,7 +50,8 @@ pub fn fire<const N: usize, P>(pool: &mut IndexPool<Bullet, u8, N, P>, x: Fx, y:
 /// 256·sin of the first quarter turn in 64ths of a turn.
 const QUARTER: [i32; 17] = [0, 25, 50, 74, 98, 121, 142, 162, 181, 198, 213, 226, 237, 245, 251, 255, 256];
 
-/// sin of `angle` 64ths of a turn, as a fixed-point number.
+/// sin of `angle` 64ths of a turn, as a fixed-point number. Inlined, for the ARM hot paths.
+#[inline(always)]
 pub fn sin(angle: u32) -> Fx {
     let a = (angle & 63) as usize;
     let raw = match a {
@@ -63,6 +64,7 @@ pub fn sin(angle: u32) -> Fx {
 }
 
 /// cos of `angle` 64ths of a turn; angle 0 points right, 16 down (the screen's y grows downwards).
+#[inline(always)]
 pub fn cos(angle: u32) -> Fx {
     sin(angle + 16)
 }

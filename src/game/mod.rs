@@ -479,15 +479,7 @@ impl Game {
     /// Removes every enemy bullet, each leaving a spark (every other one, to spare the particle pool); with
     /// `pay`, 10 points a bullet.
     fn cancel_bullets(&mut self, mem: &mut Memory, pay: bool) {
-        let mut n = 0;
-        let rng = &mut self.rng;
-        mem.enemy_bullets.retain(|b| {
-            n += 1;
-            if n % 2 == 0 {
-                particles::burst(mem.particles, rng, b.x, b.y, 1, Fx::from_raw(128));
-            }
-            false
-        });
+        let n = particles::bullets_to_sparks(mem.enemy_bullets, mem.particles, &mut self.rng);
         if pay {
             self.add_score(10 * n);
         }

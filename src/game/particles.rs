@@ -1,7 +1,7 @@
 //! Explosion particles: sparks that fly apart, slow down and burn out, animated through the explosion frames.
 
 use super::Fx;
-use super::bullets::{cos, sin};
+use super::bullets::{Bullet, cos, sin};
 use super::rng::Rng;
 use super::sprites::Sprited;
 use super::sweep::sweep;
@@ -50,8 +50,20 @@ pub fn move_particles<const N: usize, P>(pool: &mut IndexPool<Particle, u8, N, P
     });
 }
 
+/// One particle flying out of (`x`, `y`) at up to `speed` pixels a frame, from one random word cut into fields:
+/// no divides, which the ARM7 does in software.
+#[inline(always)]
+fn spark(rng: &mut Rng, x: Fx, y: Fx, speed: Fx) -> Particle {
+    let r = rng.next_u32();
+    let angle = r & 63;
+    // A quarter to all of `speed`, in 256ths.
+    let v = (speed.to_raw() * (64 + ((r >> 6) & 191) as i32)) >> 8;
+    let life = 16 + ((r >> 14) & 15) as u8;
+    let (c, s) = (cos(angle).to_raw(), sin(angle).to_raw());
+    Particle { x, y, vx: Fx::from_raw((c * v) >> 8), vy: Fx::from_raw((s * v) >> 8), age: 0, life }
+}
+
 /// `count` particles flying out of (`x`, `y`) at up to `speed` pixels a frame; as many as the pool has room for.
-/// One random word a particle, cut into fields: no divides, which the ARM7 does in software.
 pub fn burst<const N: usize, P>(
     pool: &mut IndexPool<Particle, u8, N, P>,
     rng: &mut Rng,
@@ -61,17 +73,34 @@ pub fn burst<const N: usize, P>(
     speed: Fx,
 ) {
     for _ in 0..count {
-        let r = rng.next_u32();
-        let angle = r & 63;
-        // A quarter to all of `speed`, in 256ths.
-        let v = (speed.to_raw() * (64 + ((r >> 6) & 191) as i32)) >> 8;
-        let life = 16 + ((r >> 14) & 15) as u8;
-        let (c, s) = (cos(angle).to_raw(), sin(angle).to_raw());
-        let p = Particle { x, y, vx: Fx::from_raw((c * v) >> 8), vy: Fx::from_raw((s * v) >> 8), age: 0, life };
-        let spawned = pool_alloc(pool, p);
+        let spawned = pool_alloc(pool, spark(rng, x, y, speed));
         crate::trace::pool_alloc(pool.id(), &spawned);
         if spawned.is_err() {
             return;
         }
     }
+}
+
+/// Frees every bullet of `bullets`, every other one leaving a slow spark in `particles` (if it has room),
+/// and returns how many there were: the bomb's and a lost ship's clearing of the screen, which meets every
+/// enemy bullet at once. A hot path, ARM code in IWRAM, the pools inline.
+#[unsafe(link_section = ".iwram.bullets_to_sparks")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
+pub fn bullets_to_sparks<const N: usize, P, const M: usize, Q>(
+    bullets: &mut IndexPool<Bullet, u8, N, P>,
+    particles: &mut IndexPool<Particle, u8, M, Q>,
+    rng: &mut Rng,
+) -> u32 {
+    let mut n = 0;
+    sweep!(bullets, |b| {
+        n += 1;
+        if n % 2 == 0 {
+            // A full pool hands the spark back: it is dropped (the random word is drawn either way).
+            let spawned = particles.alloc(spark(rng, b.x, b.y, Fx::from_raw(128)));
+            crate::trace::pool_alloc(particles.id(), &spawned);
+        }
+        false
+    });
+    n
 }

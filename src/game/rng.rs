@@ -12,7 +12,7 @@ impl Rng {
     }
 
     /// The next 32 random bits: shifts by 13, 17 and 5.
-    #[inline]
+    #[inline(always)]
     pub fn next_u32(&mut self) -> u32 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 17;

@@ -15,6 +15,7 @@ const HOT_PATHS: &[&str] = &[
     // The game's: moving bullets and particles, collisions, building the shadow sprite table.
     "move_bullets",
     "move_particles",
+    "bullets_to_sparks",
     "hit_enemies",
     "hit_player",
     "draw_pool",
