@@ -36,9 +36,9 @@ debug: rom
 	tools/debug $(DEBUG_ELF)
 
 # The fixture ROMs the host tests run: the allocator state for gdb and the overlay (examples/alloc_state.rs), and
-# the faults for the crash screen (examples/faults.rs).
+# the faults for the crash screen (examples/faults.rs), and the bullet-hell scene (examples/bullet_hell.rs).
 fixture: setup
-	cargo build --release --example alloc_state --example faults
+	cargo build --release --example alloc_state --example faults --example bullet_hell
 
 # The allocator crate's quick-start ROMs (crates/examples/), which tools/harness/tests/examples.rs
 # runs: one on the gba crate's runtime (a member of this workspace), one on agb's (a workspace of its own, built

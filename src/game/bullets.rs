@@ -122,7 +122,13 @@ pub fn fan<const N: usize, P>(
     }
 }
 
-/// `count` bullets evenly around a circle, the first at `phase` 64ths of a turn.
+/// `count` (1..=64) bullets evenly around a circle, the first at `phase` 64ths of a turn, bullet `i` at
+/// `phase + i * 64 / count`. A hot path, ARM code in IWRAM with the pool inline (a mine's death rings, the
+/// boss's patterns), so without a divide, which the ARM7 does in a ROM routine: `64 / count` by subtraction once,
+/// then the remainder carried from bullet to bullet, which gives `i * 64 / count` exactly.
+#[unsafe(link_section = ".iwram.ring")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
 pub fn ring<const N: usize, P>(
     pool: &mut IndexPool<Bullet, u8, N, P>,
     (x, y): (Fx, Fx),
@@ -130,8 +136,22 @@ pub fn ring<const N: usize, P>(
     count: u32,
     phase: u32,
 ) {
-    for i in 0..count {
-        let angle = phase + i * 64 / count;
-        fire(pool, x, y, cos(angle) * speed, sin(angle) * speed);
+    let (mut step, mut rest) = (0, 64);
+    while rest >= count {
+        rest -= count;
+        step += 1;
+    }
+    let (mut angle, mut carried) = (phase, 0);
+    for _ in 0..count {
+        // Raw fixed point: `cos(angle) * speed` as agb_fixnum multiplies (exact: the product fits 32 bits).
+        let (vx, vy) = ((cos(angle).to_raw() * speed.to_raw()) >> 8, (sin(angle).to_raw() * speed.to_raw()) >> 8);
+        let fired = pool.alloc(Bullet { x, y, vx: Fx::from_raw(vx), vy: Fx::from_raw(vy) });
+        crate::trace::pool_alloc(pool.id(), &fired);
+        angle += step;
+        carried += rest;
+        if carried >= count {
+            carried -= count;
+            angle += 1;
+        }
     }
 }

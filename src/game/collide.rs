@@ -41,8 +41,23 @@ impl Targets {
     }
 }
 
+/// Columns the screen is cut into for the bullets' test: a bullet is tested against the boxes that reach into
+/// its column only, not all of them.
+const COLUMNS: usize = 8;
+/// log2 of a column's width in pixels (32: 8 columns cover 256 pixels, the screen and a margin).
+const COLUMN_SHIFT: u32 = 5;
+
+/// The column of pixel `x`, clamped to the columns (off-screen pixels go to the edge ones).
+#[inline(always)]
+fn column(x: i32) -> usize {
+    (x >> COLUMN_SHIFT).clamp(0, COLUMNS as i32 - 1) as usize
+}
+
 /// Tests every player bullet against every box; a bullet that hits is freed and counted in `hits` of the
 /// first box it is in. Returns the bullets that hit. A hot path, ARM code in IWRAM.
+///
+/// The boxes are first listed by the columns they reach into, in box order, so a bullet is tested against its
+/// column's boxes only; the first of those it is in is the first of all (a box it is in reaches its column).
 #[unsafe(link_section = ".iwram.hit_enemies")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
@@ -51,20 +66,36 @@ pub fn hit_enemies<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>,
     if len > ENEMIES {
         len = ENEMIES;
     }
+    let mut listed = [[0u8; ENEMIES]; COLUMNS];
+    let mut counts = [0usize; COLUMNS];
+    let mut i = 0;
+    while i < len {
+        let t = &targets.boxes[i];
+        let (mut c, last) = (column(t.x0), column(t.x1 - 1));
+        while c <= last {
+            listed[c][counts[c]] = i as u8;
+            counts[c] += 1;
+            c += 1;
+        }
+        i += 1;
+    }
     let mut hit = 0;
     sweep!(bullets, |b| {
         let (x, y) = (b.x.to_raw() >> 8, b.y.to_raw() >> 8);
-        let mut i = 0;
-        while i < len {
+        let c = column(x);
+        let (boxes, n) = (&listed[c], counts[c]);
+        let mut k = 0;
+        while k < n {
+            let i = boxes[k] as usize;
             let t = &targets.boxes[i];
             if x >= t.x0 && x < t.x1 && y >= t.y0 && y < t.y1 {
                 targets.hits[i] = targets.hits[i].wrapping_add(1);
                 hit += 1;
                 break;
             }
-            i += 1;
+            k += 1;
         }
-        i == len
+        k == n
     });
     hit
 }

@@ -27,6 +27,11 @@ impl Input {
         Input { held, pressed: held & !last.held }
     }
 
+    /// `held` buttons down, of which `pressed` went down this frame: input a program makes (the scene's).
+    pub fn of(held: u16, pressed: u16) -> Input {
+        Input { held: held | pressed, pressed }
+    }
+
     pub fn held(self, key: u16) -> bool {
         self.held & key != 0
     }

@@ -17,6 +17,7 @@ mod particles;
 mod pickups;
 mod player;
 mod rng;
+mod scene;
 mod sprites;
 mod stars;
 mod sweep;
@@ -132,7 +133,19 @@ struct Game {
     sky: u32,
 }
 
+/// The game: boots, then plays frame after frame.
 pub fn run() -> ! {
+    play_loop(|_, _, input| input)
+}
+
+/// The bullet-hell scene instead of a player (`scene.rs`, `examples/bullet_hell.rs`): the same boot and frames.
+pub fn run_scene() -> ! {
+    let mut scene = scene::Scene::default();
+    play_loop(|game, mem, input| scene.prepare(game, mem, input))
+}
+
+/// Boots, then runs frames forever; `before` sees each frame's input first and says what the frame gets.
+fn play_loop(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! {
     stack::init();
     DISPCNT.write(DisplayControl::new().with_forced_blank(true));
     assets::load_sprites();
@@ -162,10 +175,12 @@ pub fn run() -> ! {
         mem.shadow.copy_to_oam();
         stars::scroll(game.sky);
         game.show_flash();
-        let watch = Stopwatch::start();
         let keys = KEYINPUT.read();
         let input = Input::read(keys, last);
         last = input;
+        // Before the stopwatch: what `before` does (the scene's filling) is not the game's frame.
+        let input = before(&mut game, &mut mem, input);
+        let watch = Stopwatch::start();
         game.frame(input, &mut mem, stats);
 
         // The allocator overlay owns SELECT, which the game ignores; hidden, it costs one flag read.

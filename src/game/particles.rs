@@ -5,7 +5,6 @@ use super::bullets::{Bullet, cos, sin};
 use super::rng::Rng;
 use super::sprites::Sprited;
 use super::sweep::sweep;
-use stackshot_alloc::iwram::pool_alloc;
 use stackshot_alloc::pool::IndexPool;
 
 #[derive(Clone, Copy, Debug)]
@@ -64,6 +63,10 @@ fn spark(rng: &mut Rng, x: Fx, y: Fx, speed: Fx) -> Particle {
 }
 
 /// `count` particles flying out of (`x`, `y`) at up to `speed` pixels a frame; as many as the pool has room for.
+/// A hot path, ARM code in IWRAM with the pool inline: an enemy's death, many at once in a bomb's frame.
+#[unsafe(link_section = ".iwram.burst")]
+#[instruction_set(arm::a32)]
+#[inline(never)]
 pub fn burst<const N: usize, P>(
     pool: &mut IndexPool<Particle, u8, N, P>,
     rng: &mut Rng,
@@ -73,7 +76,7 @@ pub fn burst<const N: usize, P>(
     speed: Fx,
 ) {
     for _ in 0..count {
-        let spawned = pool_alloc(pool, spark(rng, x, y, speed));
+        let spawned = pool.alloc(spark(rng, x, y, speed));
         crate::trace::pool_alloc(pool.id(), &spawned);
         if spawned.is_err() {
             return;

@@ -16,6 +16,8 @@ const HOT_PATHS: &[&str] = &[
     "move_bullets",
     "move_particles",
     "bullets_to_sparks",
+    "burst",
+    "ring",
     "hit_enemies",
     "hit_player",
     "draw_pool",

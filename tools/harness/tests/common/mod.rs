@@ -24,6 +24,11 @@ pub fn elf() -> PathBuf {
     built("target/thumbv4t-none-eabi/release/stackshot")
 }
 
+/// The bullet-hell scene (`make fixture`): the game with every pool kept full and a bomb and a mass death.
+pub fn scene_elf() -> PathBuf {
+    built("target/thumbv4t-none-eabi/release/examples/bullet_hell")
+}
+
 /// The quick-start ROM on the gba crate's runtime (ELF; mGBA loads it as it is).
 pub fn gba_quickstart() -> PathBuf {
     built("target/thumbv4t-none-eabi/release/gba-quickstart")
