@@ -10,6 +10,8 @@ CRATE := crates/stackshot-alloc
 BENCH_ARM := target/thumbv4t-none-eabi/bench-arm/stackshot-bench
 BENCH_THUMB := target/thumbv4t-none-eabi/bench-thumb/stackshot-bench
 BENCH_REPORT := tools/target/x86_64-unknown-linux-gnu/release/bench-report
+# The bullet-hell scene (examples/bullet_hell.rs), which the report's game table runs beside the two-minute session.
+SCENE := target/thumbv4t-none-eabi/release/examples/bullet_hell
 
 .PHONY: all rom run test bench bench-arm record-trace traces setup debug fixture examples lint
 all: rom
@@ -95,7 +97,8 @@ bench: bench-arm
 	cargo build --profile bench-thumb -p stackshot-bench
 	cd tools && cargo build --release -p bench-report
 	cargo build --release
-	$(BENCH_REPORT) $(BENCH_ARM) $(BENCH_THUMB) $(ELF) bench/traces/play.keys \
+	cargo build --release --example bullet_hell
+	$(BENCH_REPORT) $(BENCH_ARM) $(BENCH_THUMB) $(ELF) bench/traces/play.keys $(SCENE) \
 	  docs/benchmarks.md docs/benchmarks.png docs/heap-map.png
 
 # Records the game's heap traffic for the benchmark: builds with --features alloc-trace (plus bullet-hell for

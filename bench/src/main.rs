@@ -108,6 +108,17 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
+            let p = p.write(pools::Called(IndexPool::with_id(1)));
+            pools::overhead_x100(size_of_val(p), 4)
+        },
+        "`IndexPool<u8>`, called (`iwram::pool_alloc` / `pool_free`)",
+        false,
+        r,
+        work,
+    );
+    pools::row(
+        region,
+        |p| {
             let p = p.write(IndexPool::<u32, u16, SLOTS>::with_id(2));
             pools::overhead_x100(size_of_val(p), 4)
         },

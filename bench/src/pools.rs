@@ -10,6 +10,7 @@ use crate::work::{SAMPLES, SLOTS, Work};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 use stackshot::cycles::{Op, OpTimer};
+use stackshot_alloc::iwram::{pool_alloc, pool_free};
 use stackshot_alloc::pool::{FlagPool, Handle, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
 use stackshot_alloc::rng::Rng;
 
@@ -64,6 +65,22 @@ subject!(PtrPool<'_, u32, SLOTS>, NonNull<u32>, |p| p.alloc(7).ok(), |p, k| p.fr
 subject!(Values, u8, |p| p.pop(), |p, k| p.push(k));
 subject!(IntrusivePool<'_>, NonNull<u8>, |p| p.alloc(), |p, k| p.free(k));
 subject!(Flags, Handle<u32, u16>, |p| p.alloc(7).ok(), |p, k| p.free(k));
+
+/// `IndexPool<u8>` as a game calls it from code that does not inline it: through the crate's
+/// `stackshot_alloc::iwram` functions, a call of an ARM function in IWRAM each (in the ARM/IWRAM build; Thumb
+/// functions in ROM in the other), like the called reference.
+pub struct Called(pub Index8);
+impl Subject for Called {
+    type Key = Handle<u32, u8>;
+    #[inline(always)]
+    fn alloc(&mut self) -> Option<Handle<u32, u8>> {
+        pool_alloc(&mut self.0, 7).ok()
+    }
+    #[inline(always)]
+    fn free(&mut self, key: Handle<u32, u8>) -> bool {
+        pool_free(&mut self.0, key).is_ok()
+    }
+}
 
 /// `slab` and `thunderdome`, with their storage reserved up front, so that no operation measured here
 /// allocates (checked: their capacity does not change).

@@ -6,6 +6,26 @@ use super::memory::ENEMIES;
 use super::sweep::sweep;
 use stackshot_alloc::pool::IndexPool;
 
+/// Columns the screen is cut into for the bullets' test: a bullet is tested against the boxes that reach into
+/// its column only, not all of them.
+const COLUMNS: usize = 8;
+/// log2 of a column's width in pixels (32: 8 columns cover 256 pixels, the screen and a margin).
+const COLUMN_SHIFT: u32 = 5;
+
+/// The column of pixel `x`, clamped to the columns (off-screen pixels go to the edge ones).
+#[inline(always)]
+fn column(x: i32) -> usize {
+    // Plain `if`s: `clamp` is a call into core's Thumb code in ROM.
+    let c = x >> COLUMN_SHIFT;
+    if c < 0 {
+        0
+    } else if c >= COLUMNS as i32 {
+        COLUMNS - 1
+    } else {
+        c as usize
+    }
+}
+
 /// A box, inclusive of `x0`/`y0`, exclusive of `x1`/`y1`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Hitbox {
@@ -20,11 +40,21 @@ pub struct Targets {
     len: usize,
     boxes: [Hitbox; ENEMIES],
     pub hits: [u8; ENEMIES],
+    /// `hit_enemies`'s own: the boxes reaching into each column, in box order (kept here, so that it is not
+    /// cleared every frame: only `counts[c]` entries of column `c` are read).
+    listed: [[u8; ENEMIES]; COLUMNS],
+    counts: [usize; COLUMNS],
 }
 
 impl Targets {
     pub const fn new() -> Targets {
-        Targets { len: 0, boxes: [Hitbox { x0: 0, y0: 0, x1: 0, y1: 0 }; ENEMIES], hits: [0; ENEMIES] }
+        Targets {
+            len: 0,
+            boxes: [Hitbox { x0: 0, y0: 0, x1: 0, y1: 0 }; ENEMIES],
+            hits: [0; ENEMIES],
+            listed: [[0; ENEMIES]; COLUMNS],
+            counts: [0; COLUMNS],
+        }
     }
 
     pub fn clear(&mut self) {
@@ -41,18 +71,6 @@ impl Targets {
     }
 }
 
-/// Columns the screen is cut into for the bullets' test: a bullet is tested against the boxes that reach into
-/// its column only, not all of them.
-const COLUMNS: usize = 8;
-/// log2 of a column's width in pixels (32: 8 columns cover 256 pixels, the screen and a margin).
-const COLUMN_SHIFT: u32 = 5;
-
-/// The column of pixel `x`, clamped to the columns (off-screen pixels go to the edge ones).
-#[inline(always)]
-fn column(x: i32) -> usize {
-    (x >> COLUMN_SHIFT).clamp(0, COLUMNS as i32 - 1) as usize
-}
-
 /// Tests every player bullet against every box; a bullet that hits is freed and counted in `hits` of the
 /// first box it is in. Returns the bullets that hit. A hot path, ARM code in IWRAM.
 ///
@@ -66,15 +84,20 @@ pub fn hit_enemies<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>,
     if len > ENEMIES {
         len = ENEMIES;
     }
-    let mut listed = [[0u8; ENEMIES]; COLUMNS];
-    let mut counts = [0usize; COLUMNS];
+    let Targets { boxes, hits: counted, listed, counts, .. } = targets;
+    *counts = [0; COLUMNS];
     let mut i = 0;
     while i < len {
-        let t = &targets.boxes[i];
+        let t = &boxes[i];
         let (mut c, last) = (column(t.x0), column(t.x1 - 1));
         while c <= last {
-            listed[c][counts[c]] = i as u8;
-            counts[c] += 1;
+            // Never false (a column lists each box once, and there are at most `ENEMIES`): written out so that
+            // no bounds check calls into ROM.
+            let k = counts[c];
+            if k < ENEMIES {
+                listed[c][k] = i as u8;
+                counts[c] = k + 1;
+            }
             c += 1;
         }
         i += 1;
@@ -83,13 +106,13 @@ pub fn hit_enemies<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>,
     sweep!(bullets, |b| {
         let (x, y) = (b.x.to_raw() >> 8, b.y.to_raw() >> 8);
         let c = column(x);
-        let (boxes, n) = (&listed[c], counts[c]);
+        let (column, n) = (&listed[c], counts[c]);
         let mut k = 0;
-        while k < n {
-            let i = boxes[k] as usize;
-            let t = &targets.boxes[i];
+        while k < n && k < ENEMIES {
+            let i = column[k] as usize % ENEMIES; // a mask (`ENEMIES` is 32): the index is below it already
+            let t = &boxes[i];
             if x >= t.x0 && x < t.x1 && y >= t.y0 && y < t.y1 {
-                targets.hits[i] = targets.hits[i].wrapping_add(1);
+                counted[i] = counted[i].wrapping_add(1);
                 hit += 1;
                 break;
             }

@@ -7,7 +7,7 @@ use super::sprites::Sprited;
 use super::sweep::sweep;
 use stackshot_alloc::pool::IndexPool;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Particle {
     pub x: Fx,
     pub y: Fx,
@@ -76,12 +76,24 @@ pub fn burst<const N: usize, P>(
     speed: Fx,
 ) {
     for _ in 0..count {
-        let spawned = pool.alloc(spark(rng, x, y, speed));
-        crate::trace::pool_alloc(pool.id(), &spawned);
-        if spawned.is_err() {
+        if !spawn(pool, rng, x, y, speed) {
             return;
         }
     }
+}
+
+/// One spark into `pool`; false if it is full. The random word is drawn either way (a seeded run plays the
+/// same), but a full pool is not handed a spark worked out only to come back.
+#[inline(always)]
+fn spawn<const N: usize, P>(pool: &mut IndexPool<Particle, u8, N, P>, rng: &mut Rng, x: Fx, y: Fx, speed: Fx) -> bool {
+    if pool.is_full() {
+        rng.next_u32();
+        crate::trace::pool_alloc::<Particle, P>(pool.id(), &Err(Particle::default()));
+        return false;
+    }
+    let spawned = pool.alloc(spark(rng, x, y, speed));
+    crate::trace::pool_alloc(pool.id(), &spawned);
+    spawned.is_ok()
 }
 
 /// Frees every bullet of `bullets`, every other one leaving a slow spark in `particles` (if it has room),
@@ -99,9 +111,7 @@ pub fn bullets_to_sparks<const N: usize, P, const M: usize, Q>(
     sweep!(bullets, |b| {
         n += 1;
         if n % 2 == 0 {
-            // A full pool hands the spark back: it is dropped (the random word is drawn either way).
-            let spawned = particles.alloc(spark(rng, b.x, b.y, Fx::from_raw(128)));
-            crate::trace::pool_alloc(particles.id(), &spawned);
+            spawn(particles, rng, b.x, b.y, Fx::from_raw(128));
         }
         false
     });

@@ -115,3 +115,23 @@ const HEAP_NOTES: &[&str] =
      is two removes and an insert) are ours' maxima, where talc and rlsf stay O(1). Measured against peers \
      compiled as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of these: the \
      build won them, not the allocator."];
+
+/// The frame goals, from the game table: the two-minute session and the bullet-hell scene, worst frame.
+pub fn frames(game: &Table) -> Result<Table, String> {
+    let mut goals = Table {
+        id: "frame-goals".into(),
+        title: "Frame goals (worst frame, share of the 280,896 cycles of a frame)".into(),
+        columns: ["goal", "measured", "met?"].map(String::from).to_vec(),
+        ..Table::default()
+    };
+    for (session, limit) in [(crate::SESSION, 25.0), (crate::SCENE, 35.0)] {
+        let row = game.rows.iter().find(|r| r[0].starts_with(session)).ok_or(format!("game: no row {session}"))?;
+        let max = &row[4];
+        let percent: f64 = max
+            .split_once('(')
+            .and_then(|(_, p)| p.trim_end_matches("%)").parse().ok())
+            .ok_or(format!("game: bad max `{max}`"))?;
+        goals.rows.push(vec![format!("{session}: worst frame at most {limit}%"), max.clone(), yes(percent <= limit)]);
+    }
+    Ok(goals)
+}

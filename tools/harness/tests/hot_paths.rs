@@ -18,6 +18,7 @@ const HOT_PATHS: &[&str] = &[
     "bullets_to_sparks",
     "burst",
     "ring",
+    "remainder",
     "hit_enemies",
     "hit_player",
     "draw_pool",

@@ -298,7 +298,7 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
     /// closure, for ARM code in IWRAM, which inlines this walk but not a Thumb closure.
     #[inline(always)]
     pub fn sweep(&mut self) -> Sweep<'_, T, I, N, P> {
-        Sweep { next: self.free, pool: self }
+        Sweep { next: self.free, current: N, pool: self }
     }
 
     /// The live values with their handles, in O(live).
@@ -328,10 +328,10 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
     /// the per-frame "update every bullet, drop the dead ones" loop.
     pub fn retain(&mut self, mut keep: impl FnMut(&mut T) -> bool) {
         let mut walk = self.sweep();
-        while let Some((h, v)) = walk.next() {
+        while let Some((_, v)) = walk.next() {
             if !keep(v) {
-                let dropped = walk.free(h);
-                debug_assert!(dropped.is_ok());
+                let dropped = walk.free_current();
+                debug_assert!(dropped.is_some());
             }
         }
     }
@@ -423,7 +423,9 @@ macro_rules! sweep {
         while let Some(($handle, $object)) = walk.next() {
             let keep: bool = $keep;
             if !keep {
-                let $freed = walk.free($handle);
+                // The object just met, which only the walk can free: always `Ok`.
+                let $freed: Result<_, $crate::pool::PoolError> =
+                    walk.free_current().ok_or($crate::pool::PoolError::DoubleFree);
                 $on_free
             }
         }
@@ -454,6 +456,8 @@ macro_rules! sweep {
 pub struct Sweep<'a, T, I: Index, const N: usize, P = ()> {
     pool: &'a mut IndexPool<T, I, N, P>,
     next: usize,
+    /// The slot of the object `next` returned last, while it is live: what `free_current` frees. `N`: none.
+    current: usize,
 }
 
 impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
@@ -470,6 +474,7 @@ impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
         // is live and initialised (IX3); stack entries are `< N` (IX2).
         unsafe {
             let i = *self.pool.stack.get_unchecked(p);
+            self.current = i.to_usize();
             let h = self.pool.handle(i);
             Some((h, self.pool.slots.get_unchecked_mut(i.to_usize()).assume_init_mut()))
         }
@@ -484,6 +489,9 @@ impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
             Ok(i) => i,
             Err(e) => return Err(e),
         };
+        if i == self.current {
+            self.current = N;
+        }
         // SAFETY: `live_index` checked `i < N`, and slot `i` is live, so `pos[i] < N`; `next <= pos[i] < N`
         // in the branch.
         unsafe {
@@ -495,6 +503,22 @@ impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
             }
             Ok(self.pool.free_live(i))
         }
+    }
+
+    /// Frees the object [`next`](Self::next) returned last and returns its value; `None` if it was freed
+    /// already (by [`free`](Self::free)) or none was met yet. No handle to check: the walk knows the object is
+    /// live, so this is the pool's free without its checks, for the walk's own "drop the one just met".
+    #[inline(always)]
+    pub fn free_current(&mut self) -> Option<T> {
+        let i = self.current;
+        if i >= N {
+            return None;
+        }
+        self.current = N;
+        // SAFETY: `current < N` is the slot `next` returned, live since: `free` clears `current` when it frees
+        // it, and nothing else frees during the walk. It was met (its position is below `next`), so
+        // `free_live`'s swap keeps the met/not-met split (see the type's docs).
+        Some(unsafe { self.pool.free_live(i) })
     }
 
     /// Stores `value` in a free slot, as [`IndexPool::alloc`]; the walk does not meet it.
@@ -782,7 +806,13 @@ mod tests {
                 for _ in 0..rng.below(4) {
                     match rng.below(3) {
                         0 if here.is_some() => {
-                            assert_eq!(walk.free(here.take().unwrap()), Ok(v as u32));
+                            let h = here.take().unwrap();
+                            if rng.chance(50) {
+                                assert_eq!(walk.free(h), Ok(v as u32));
+                            } else {
+                                assert_eq!(walk.free_current(), Some(v as u32));
+                            }
+                            assert_eq!(walk.free_current(), None, "seed {seed}: the current object freed twice");
                             handles[v] = None;
                         }
                         1 if ids < 255 => {
