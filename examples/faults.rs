@@ -10,10 +10,11 @@
 use core::alloc::{GlobalAlloc, Layout};
 use core::hint::black_box;
 use gba::prelude::*;
-use stackshot::{crash, stack, testing};
+use stackshot::crash;
 use stackshot_alloc::heap::{Heap, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::IndexPool;
+use stackshot_platform::{panic, stack, testing};
 
 const REGION_BYTES: usize = 1024;
 
@@ -95,6 +96,7 @@ fn recurses_too_deep() {
 
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
+    panic::set_screen(crash::show);
     set_up();
     testing::run(&[
         &panics_with_a_message,

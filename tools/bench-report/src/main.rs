@@ -22,7 +22,7 @@ use harness::elf::Elf;
 use harness::emulator::{CYCLES_PER_FRAME, Emulator};
 use harness::keys::Script;
 use harness::protocol::Message;
-use harness::telemetry::{Probe, state};
+use harness::telemetry::{Probe, State};
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -221,7 +221,7 @@ fn game_frames(elf: &Path, keys: &Path) -> Result<Table, String> {
         emu.set_keys(script.keys_at(frame));
         emu.run_frame();
         let t = probe.read(&emu);
-        if t.state == state::PLAYING {
+        if t.state == State::Playing {
             cycles.push(t.last_cycles);
         }
     }

@@ -12,7 +12,7 @@ use harness::emulator::Emulator;
 use harness::protocol::{MAILBOX, MAILBOX_MAGIC, Message};
 use harness::runner::{Limits, Outcome, run_tests};
 use harness::screen;
-use harness::telemetry::state;
+use harness::telemetry::State;
 use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {
@@ -206,8 +206,8 @@ fn a_recursion_too_deep_is_caught_by_the_guard_with_a_clear_message() {
 #[test]
 fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
     let mut g = Game::open(&debug_elf(), &debug_elf());
-    let t = play(&mut g, 3_000, false, |n, t, _| n > 600 && t.state == state::PLAYING && t.enemy_bullets.now >= 8);
-    assert_eq!(t.state, state::PLAYING);
+    let t = play(&mut g, 3_000, false, |n, t, _| n > 600 && t.state == State::Playing && t.enemy_bullets.now >= 8);
+    assert_eq!(t.state, State::Playing);
     let region = heap_region(&g.emu, &debug_elf(), "AI_REGION");
     let last = region.base + (region.end - 1) * 8;
     assert!(!region.runs().last().unwrap().used, "the heap's last run is free");
