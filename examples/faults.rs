@@ -94,6 +94,16 @@ fn recurses_too_deep() {
     black_box(dive(stack::limit() - 256));
 }
 
+/// A panic ten frames in, which leaves the harness time to damage memory first (the panic handler's crash-screen
+/// hook).
+fn panics_ten_frames_in() {
+    for _ in 0..10 {
+        while VCOUNT.read() != 160 {}
+        while VCOUNT.read() == 160 {}
+    }
+    panic!("ten frames in");
+}
+
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
     panic::set_screen(crash::show);
@@ -103,6 +113,7 @@ extern "C" fn main() -> ! {
         &panics_inside_an_allocator_call,
         &panics_with_a_broken_heap,
         &recurses_too_deep,
+        &panics_ten_frames_in,
     ]);
     loop {
         VBlankIntrWait();

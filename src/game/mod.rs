@@ -42,7 +42,7 @@ use stackshot_alloc::iwram::pool_get_mut;
 use stackshot_alloc::pool::Handle;
 use stackshot_platform::cycles::Stopwatch;
 use stackshot_platform::layout::WHITE_OBJ_PALBANK as WHITE_BANK;
-use stackshot_platform::stack;
+use stackshot_platform::{error, info, stack};
 use telemetry::{State, Telemetry};
 use waves::{Phase, Stages};
 
@@ -285,7 +285,7 @@ impl Game {
                     let (name, place) = (*letters, *place);
                     self.table.insert(name, self.score);
                     save::store(&self.table);
-                    stackshot_platform::info!(
+                    info!(
                         "high score {} by {} saved in place {}",
                         self.score,
                         core::str::from_utf8(&name).unwrap_or("?"),
@@ -348,10 +348,7 @@ impl Game {
         stats.stack_peak = stack::high_water() as u32;
         if !mem.is_empty() {
             stats.leak_failures += 1;
-            stackshot_platform::error!(
-                "leak check failed at game over {}: a pool or the heap is not empty",
-                stats.game_overs
-            );
+            error!("leak check failed at game over {}: a pool or the heap is not empty", stats.game_overs);
         }
         match self.table.rank(self.score) {
             Some(place) => {
