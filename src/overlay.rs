@@ -1,9 +1,9 @@
 //! The allocator overlay: SELECT shows, over the game, the AI heap's blocks as a strip of pixels, each pool's
 //! occupancy, how much of the frame the last frame used, and the stack's high-water mark.
 //!
-//! It lives on BG1 and keeps out of the text layer's way (`src/text.rs`): its tiles are in charblock
-//! [`OVERLAY_CHARBLOCK`] (tile 0 transparent, 1..=64 the font on a solid backdrop, then the strip and the bars),
-//! its map is screenblock [`OVERLAY_SCREENBLOCK`], its colours BG palette bank [`OVERLAY_PALBANK`]. Rows [`TOP`]..=18 of the screen
+//! It lives on BG1, where `stackshot_platform::layout` puts it: its tiles in charblock [`OVERLAY_CHARBLOCK`]
+//! (tile 0 transparent, 1..=64 the font on a solid backdrop, then the strip and the bars), its map in screenblock
+//! [`OVERLAY_SCREENBLOCK`], its colours in BG palette bank [`OVERLAY_PALBANK`]. Rows [`TOP`]..=18 of the screen
 //! (the HUD keeps row 19):
 //!
 //! ```text
@@ -40,8 +40,8 @@ pub const MAX_POOLS: usize = 3;
 pub const STRIP_ROWS: u16 = 3;
 pub const STRIP_PIXELS: u32 = STRIP_ROWS as u32 * 240;
 
-/// Colour indices in bank [`OVERLAY_PALBANK`]. 0..=2 are the font's (transparent, outline, face): `assets/font.png` must
-/// keep to those three.
+/// Colour indices in bank [`OVERLAY_PALBANK`]. 0..=2 are the font's (transparent, outline, face):
+/// `assets/font.png` must keep to those three.
 pub mod colour {
     pub const BACKDROP: u32 = 3;
     pub const FREE: u32 = 4;

@@ -1,6 +1,7 @@
 //! Tests that run on the GBA's CPU, in the emulator, each timed in cycles.
 //!
-//! A test ROM is an integration test (`tests/*.rs`), or a library's own tests, using this runner through `custom_test_frameworks`:
+//! A test ROM is an integration test (`tests/*.rs`), or a library's own tests, using this runner through
+//! `custom_test_frameworks`:
 //! ```ignore
 //! #![no_std]
 //! #![no_main]
