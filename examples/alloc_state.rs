@@ -11,12 +11,12 @@
 
 use core::fmt::Write;
 use gba::prelude::*;
-use stackshot::cycles::Stopwatch;
 use stackshot::overlay::{self, PoolGauge};
 use stackshot::{text, trace};
 use stackshot_alloc::heap::{Heap, Stats};
 use stackshot_alloc::iwram::{heap_alloc, heap_free};
 use stackshot_alloc::pool::{Handle, IndexPool};
+use stackshot_platform::cycles::Stopwatch;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -156,7 +156,7 @@ impl Write for Buf<'_> {
 )]
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
-    stackshot::stack::init();
+    stackshot_platform::stack::init();
     // SAFETY: `main` is the only code touching these statics (no interrupt handler does), and it takes each
     // reference once, here.
     let (pool, slot, report_to) =

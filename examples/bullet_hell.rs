@@ -6,5 +6,6 @@
 
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
+    stackshot_platform::panic::set_screen(stackshot::crash::show);
     stackshot::game::run_scene()
 }

@@ -10,10 +10,11 @@
 use core::alloc::{GlobalAlloc, Layout};
 use core::hint::black_box;
 use gba::prelude::*;
-use stackshot::{crash, stack, testing};
+use stackshot::crash;
 use stackshot_alloc::heap::{Heap, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::IndexPool;
+use stackshot_platform::{panic, stack, testing};
 
 const REGION_BYTES: usize = 1024;
 
@@ -93,14 +94,26 @@ fn recurses_too_deep() {
     black_box(dive(stack::limit() - 256));
 }
 
+/// A panic ten frames in, which leaves the harness time to damage memory first (the panic handler's crash-screen
+/// hook).
+fn panics_ten_frames_in() {
+    for _ in 0..10 {
+        while VCOUNT.read() != 160 {}
+        while VCOUNT.read() == 160 {}
+    }
+    panic!("ten frames in");
+}
+
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
+    panic::set_screen(crash::show);
     set_up();
     testing::run(&[
         &panics_with_a_message,
         &panics_inside_an_allocator_call,
         &panics_with_a_broken_heap,
         &recurses_too_deep,
+        &panics_ten_frames_in,
     ]);
     loop {
         VBlankIntrWait();

@@ -1,7 +1,7 @@
 //! The game's art, converted from `assets/*.png` by the build script: sprites for OBJ VRAM and the font.
 //!
 //! Every sprite has its own palette bank and its own tiles; [`load_sprites`] puts them all in place once, in the
-//! 1D OBJ mapping (`DISPCNT` `obj_vram_1d`), after which [`Sprite::attr`] gives the OAM entry that draws one.
+//! 1D OBJ mapping (`DISPCNT` `obj_vram_1d`); the game's sprite table (`game::sprites`) draws them from there.
 
 use gba::prelude::*;
 
@@ -24,19 +24,6 @@ pub struct Sprite {
 }
 
 include!(concat!(env!("OUT_DIR"), "/assets.rs"));
-
-impl Sprite {
-    /// The OAM entry drawing `frame` (taken modulo the frame count, so a counter can animate) with its top-left
-    /// corner at (`x`, `y`); off-screen and partly off-screen positions wrap as the hardware expects.
-    pub fn attr(&self, frame: u16, x: i16, y: i16) -> ObjAttr {
-        let tile = self.first_tile + (frame % self.frames) * self.tiles_per_frame;
-        ObjAttr(
-            ObjAttr0::new().with_y(y as u16 & 0xFF).with_shape(self.shape),
-            ObjAttr1::new().with_x(x as u16 & 0x1FF).with_size(self.size),
-            ObjAttr2::new().with_tile_id(tile).with_palbank(self.palbank),
-        )
-    }
-}
 
 /// Copies every sprite's tiles to OBJ VRAM and its palette to its OBJ palette bank.
 pub fn load_sprites() {

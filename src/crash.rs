@@ -30,13 +30,14 @@
 //!   invariant and counts the used bytes and largest free run from the block map (a bounded walk), and the
 //!   failed requests, which only `stats` gives, are not shown.
 
-use crate::stack;
 use crate::text::{self, Ink, Number};
 use core::fmt::{self, Write};
 use core::panic::PanicInfo;
 use gba::prelude::*;
 use stackshot_alloc::heap::{Block, Heap};
 use stackshot_alloc::pool::{Index, IndexPool};
+use stackshot_platform::layout::{TEXT_CHARBLOCK, TEXT_SCREENBLOCK};
+use stackshot_platform::stack;
 
 /// Pools the registry holds; later ones are not shown.
 pub const MAX_POOLS: usize = 6;
@@ -229,7 +230,7 @@ fn quiet_the_hardware() {
     for row in 0..text::ROWS {
         text::clear_row(row);
     }
-    BG0CNT.write(BackgroundControl::new().with_charblock(text::CHARBLOCK).with_screenblock(text::SCREENBLOCK));
+    BG0CNT.write(BackgroundControl::new().with_charblock(TEXT_CHARBLOCK).with_screenblock(TEXT_SCREENBLOCK));
 }
 
 /// `AT FILE:LINE` on rows 7 and 8; a path too long for them keeps its end.

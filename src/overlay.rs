@@ -1,9 +1,9 @@
 //! The allocator overlay: SELECT shows, over the game, the AI heap's blocks as a strip of pixels, each pool's
 //! occupancy, how much of the frame the last frame used, and the stack's high-water mark.
 //!
-//! It lives on BG1 and keeps out of the text layer's way (`src/text.rs`): its tiles are in charblock
-//! [`CHARBLOCK`] (tile 0 transparent, 1..=64 the font on a solid backdrop, then the strip and the bars), its map
-//! is screenblock [`SCREENBLOCK`], its colours BG palette bank [`PALBANK`]. Rows [`TOP`]..=18 of the screen
+//! It lives on BG1, where `stackshot_platform::layout` puts it: its tiles in charblock [`OVERLAY_CHARBLOCK`]
+//! (tile 0 transparent, 1..=64 the font on a solid backdrop, then the strip and the bars), its map in screenblock
+//! [`OVERLAY_SCREENBLOCK`], its colours in BG palette bank [`OVERLAY_PALBANK`]. Rows [`TOP`]..=18 of the screen
 //! (the HUD keeps row 19):
 //!
 //! ```text
@@ -11,7 +11,7 @@
 //! [strip: one pixel a block]        <- 3 rows of 240 pixels: free, free-run start, used, used-run end
 //! BULLETS  5/16  [bar]              <- one row a pool (at most MAX_POOLS)
 //! FRAME 43/100   [bar]              <- last frame's cycles / 280,896, in hundredths
-//! STK 812/10208  [bar]              <- the most bytes the stack has held / the bytes it may use (src/stack.rs)
+//! STK 812/10208  [bar]              <- the most bytes the stack has held / the bytes it may use
 //! ```
 //!
 //! Off, it costs nothing: BG1 is disabled and [`draw`] returns after reading one flag. On, it measures the stack
@@ -24,20 +24,14 @@
 //! ```
 
 use crate::assets::{FONT_PALETTE, FONT_TILES};
-use crate::fast::fill_words;
-use crate::stack;
 use crate::text::Number;
 use gba::gba_cell::GbaCell;
-use gba::mmio::{Safe, VolGrid2d};
+use gba::mmio::{Safe, VolBlock, VolGrid2d};
 use gba::prelude::*;
 use stackshot_alloc::heap::{Block, Heap};
-
-/// The charblock holding the overlay's tiles (the text layer uses charblock 0).
-pub const CHARBLOCK: u16 = 1;
-/// The screenblock holding the overlay's map (the text layer uses 31).
-pub const SCREENBLOCK: u16 = 30;
-/// The BG palette bank of every overlay colour (the text layer's inks are 12..=15).
-pub const PALBANK: u16 = 11;
+use stackshot_platform::fast::fill_words;
+use stackshot_platform::layout::{OVERLAY_CHARBLOCK, OVERLAY_PALBANK, OVERLAY_SCREENBLOCK, charblock_4bpp};
+use stackshot_platform::stack;
 /// The first screen row the overlay draws on.
 pub const TOP: u16 = 10;
 /// Pools beyond this many are not shown.
@@ -46,8 +40,8 @@ pub const MAX_POOLS: usize = 3;
 pub const STRIP_ROWS: u16 = 3;
 pub const STRIP_PIXELS: u32 = STRIP_ROWS as u32 * 240;
 
-/// Colour indices in bank [`PALBANK`]. 0..=2 are the font's (transparent, outline, face): `assets/font.png` must
-/// keep to those three.
+/// Colour indices in bank [`OVERLAY_PALBANK`]. 0..=2 are the font's (transparent, outline, face):
+/// `assets/font.png` must keep to those three.
 pub mod colour {
     pub const BACKDROP: u32 = 3;
     pub const FREE: u32 = 4;
@@ -73,7 +67,7 @@ const COLOURS: [(u32, Color); 9] = [
     (colour::STACK, Color::from_rgb(10, 28, 10)),
 ];
 
-/// Tile numbers in [`CHARBLOCK`].
+/// Tile numbers in [`OVERLAY_CHARBLOCK`].
 const FONT_TILE: u16 = 1;
 const STRIP_TILE: u16 = FONT_TILE + FONT_TILES.len() as u16;
 const BAR_TILE: u16 = STRIP_TILE + STRIP_ROWS * 30;
@@ -82,7 +76,8 @@ const BAR_TILES: u16 = 16;
 const BAR_COLUMN: u16 = 14;
 const CYCLES_PER_FRAME: u32 = 280_896;
 
-const MAP: VolGrid2d<TextEntry, Safe, Safe, 32, 32> = match TEXT_SCREENBLOCKS.get_frame(SCREENBLOCK as usize) {
+const TILES: VolBlock<Tile4, Safe, Safe, 512> = charblock_4bpp(OVERLAY_CHARBLOCK);
+const MAP: VolGrid2d<TextEntry, Safe, Safe, 32, 32> = match TEXT_SCREENBLOCKS.get_frame(OVERLAY_SCREENBLOCK as usize) {
     Some(map) => map,
     None => panic!("no such screenblock"),
 };
@@ -103,11 +98,6 @@ impl PoolGauge {
     pub fn new(name: &'static str, len: usize, capacity: usize) -> PoolGauge {
         PoolGauge { name, len: len as u16, capacity: capacity as u16 }
     }
-}
-
-/// Whether the overlay is showing.
-pub fn visible() -> bool {
-    VISIBLE.read()
 }
 
 /// Shows the overlay if hidden, hides it if shown.
@@ -132,7 +122,7 @@ pub fn poll(keys: KeyInput) {
 
 /// Tiles, colours, an empty map and BG1's control register.
 fn load() {
-    let tiles = CHARBLOCK1_4BPP;
+    let tiles = TILES;
     tiles.index(0).write([0; 8]);
     for (i, glyph) in FONT_TILES.iter().enumerate() {
         // The font's transparent pixels become the backdrop, so text stays readable over the game.
@@ -149,14 +139,14 @@ fn load() {
     }
     // The font's own colours (outline and face) keep their indices; the overlay's start after them.
     for (i, c) in FONT_PALETTE.iter().enumerate().take(colour::BACKDROP as usize).skip(1) {
-        BG_PALETTE.index(usize::from(PALBANK) * 16 + i).write(*c);
+        BG_PALETTE.index(usize::from(OVERLAY_PALBANK) * 16 + i).write(*c);
     }
     for (index, c) in COLOURS {
-        BG_PALETTE.index(usize::from(PALBANK) * 16 + index as usize).write(c);
+        BG_PALETTE.index(usize::from(OVERLAY_PALBANK) * 16 + index as usize).write(c);
     }
     // SAFETY: the map is one screenblock of VRAM, 2 KB = 512 words, word-aligned and word-writable.
     unsafe { fill_words(MAP.as_usize() as *mut u32, 0, 512) };
-    BG1CNT.write(BackgroundControl::new().with_charblock(CHARBLOCK).with_screenblock(SCREENBLOCK));
+    BG1CNT.write(BackgroundControl::new().with_charblock(OVERLAY_CHARBLOCK).with_screenblock(OVERLAY_SCREENBLOCK));
     for row in 0..STRIP_ROWS {
         for column in 0..30 {
             put(column, TOP + 1 + row, STRIP_TILE + row * 30 + column);
@@ -165,7 +155,7 @@ fn load() {
 }
 
 fn put(x: u16, y: u16, tile: u16) {
-    MAP.index(usize::from(x), usize::from(y)).write(TextEntry::new().with_tile(tile).with_palbank(PALBANK));
+    MAP.index(usize::from(x), usize::from(y)).write(TextEntry::new().with_tile(tile).with_palbank(OVERLAY_PALBANK));
 }
 
 /// Writes `text` in the font from column `x` of row `y`; returns the column after it.
@@ -201,7 +191,7 @@ fn bar(first: u16, y: u16, filled: u32, fill: u32) {
             row |= if px < filled { fill } else { colour::GAUGE_EMPTY } << (4 * n);
         }
         let tile = [solid(colour::BACKDROP), row, row, row, row, row, row, solid(colour::BACKDROP)];
-        CHARBLOCK1_4BPP.index(usize::from(first + k)).write(tile);
+        TILES.index(usize::from(first + k)).write(tile);
         put(BAR_COLUMN + k, y, first + k);
     }
 }
@@ -243,7 +233,7 @@ pub fn draw(heap: &Heap, pools: &[PoolGauge], last_frame_cycles: u32) {
             row |= shown << (4 * n);
         }
         let pixels = [solid(colour::BACKDROP), row, row, row, row, row, row, solid(colour::BACKDROP)];
-        CHARBLOCK1_4BPP.index(usize::from(STRIP_TILE) + tile as usize).write(pixels);
+        TILES.index(usize::from(STRIP_TILE) + tile as usize).write(pixels);
     }
 
     let mut x = text(0, TOP, "HEAP ");

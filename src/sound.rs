@@ -30,8 +30,6 @@ pub enum Effect {
     Bomb,
 }
 
-pub const EFFECTS: [Effect; 5] = [Effect::Shot, Effect::Hit, Effect::Explosion, Effect::PickUp, Effect::Bomb];
-
 impl Effect {
     /// Which effects cut which: a higher one is never cut by a lower one. Shots, the most frequent, are the lowest.
     const fn priority(self) -> u8 {

@@ -1,9 +1,9 @@
 //! Text on background 0 with the 8x8 font of `assets/font.png`: title, HUD, pause and game-over screens.
 //!
 //! BG0 is a 32x32-tile text layer (4bpp, priority 0, so above the other layers) whose characters are the
-//! font's tiles in charblock [`CHARBLOCK`] and whose map is screenblock [`SCREENBLOCK`]. The screen shows the
-//! map's top-left 30x20 tiles. Other layers must keep out of charblock 0's first 64 tiles, screenblock 31 and
-//! BG palette banks 12..=15 (the inks).
+//! font's tiles in charblock [`TEXT_CHARBLOCK`] and whose map is screenblock [`TEXT_SCREENBLOCK`], its inks BG
+//! palette banks [`TEXT_INKS_PALBANK`]..+4 (all in `stackshot_platform::layout`). The screen shows the map's
+//! top-left 30x20 tiles.
 //!
 //! ```ignore
 //! text::init();
@@ -13,19 +13,15 @@
 //! ```
 
 use crate::assets::{FONT_FACE, FONT_PALETTE, FONT_TILES};
-use crate::fast::fill_words;
-use gba::mmio::{Safe, VolGrid2d};
+use gba::mmio::{Safe, VolBlock, VolGrid2d};
 use gba::prelude::*;
-
-/// The charblock holding the font, from its tile 0 (the space) on.
-pub const CHARBLOCK: u16 = 0;
-/// The screenblock holding the map: the last one, out of the way of charblocks 0..=2.
-pub const SCREENBLOCK: u16 = 31;
-/// Columns and rows of the map (the visible screen is 30x20 of them).
-pub const COLUMNS: u16 = 32;
+use stackshot_platform::fast::fill_words;
+use stackshot_platform::layout::{TEXT_CHARBLOCK, TEXT_INKS_PALBANK, TEXT_SCREENBLOCK, charblock_4bpp};
+/// Rows of the map (the visible screen is 20 of them).
 pub const ROWS: u16 = 32;
 
-const MAP: VolGrid2d<TextEntry, Safe, Safe, 32, 32> = match TEXT_SCREENBLOCKS.get_frame(SCREENBLOCK as usize) {
+const TILES: VolBlock<Tile4, Safe, Safe, 512> = charblock_4bpp(TEXT_CHARBLOCK);
+const MAP: VolGrid2d<TextEntry, Safe, Safe, 32, 32> = match TEXT_SCREENBLOCKS.get_frame(TEXT_SCREENBLOCK as usize) {
     Some(map) => map,
     None => panic!("no such screenblock"),
 };
@@ -36,10 +32,10 @@ const LAST: u8 = FIRST + FONT_TILES.len() as u8 - 1;
 /// The colour of the letters' face: each ink is a BG palette bank holding the font's colours with another face.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ink {
-    White = 15,
-    Gold = 14,
-    Red = 13,
-    Cyan = 12,
+    White = TEXT_INKS_PALBANK as isize + 3,
+    Gold = TEXT_INKS_PALBANK as isize + 2,
+    Red = TEXT_INKS_PALBANK as isize + 1,
+    Cyan = TEXT_INKS_PALBANK as isize,
 }
 
 impl Ink {
@@ -60,15 +56,15 @@ impl Ink {
 pub fn init() {
     load_font();
     clear();
-    BG0CNT.write(BackgroundControl::new().with_charblock(CHARBLOCK).with_screenblock(SCREENBLOCK));
+    BG0CNT.write(BackgroundControl::new().with_charblock(TEXT_CHARBLOCK).with_screenblock(TEXT_SCREENBLOCK));
     DISPCNT.write(DISPCNT.read().with_show_bg0(true));
 }
 
-/// Puts the font's tiles in charblock [`CHARBLOCK`] and the inks in their palette banks (plain ROM code, which the
+/// Puts the font's tiles in charblock [`TEXT_CHARBLOCK`] and the inks in their palette banks (plain ROM code, which the
 /// crash screen relies on).
 pub fn load_font() {
     for (i, tile) in FONT_TILES.iter().enumerate() {
-        CHARBLOCK0_4BPP.index(i).write(*tile);
+        TILES.index(i).write(*tile);
     }
     for ink in Ink::ALL {
         for (i, colour) in FONT_PALETTE.iter().enumerate() {

@@ -20,8 +20,8 @@ use stackshot_alloc::pool::{Handle, PoolError};
 pub fn pool_alloc<T, P>(pool: u8, result: &Result<Handle<T, u8, P>, T>) {
     #[cfg(feature = "alloc-trace")]
     match result {
-        Ok(h) => crate::info!("alloc-trace: pool {pool} alloc -> {}", h.index()),
-        Err(_) => crate::info!("alloc-trace: pool {pool} alloc -> full"),
+        Ok(h) => stackshot_platform::info!("alloc-trace: pool {pool} alloc -> {}", h.index()),
+        Err(_) => stackshot_platform::info!("alloc-trace: pool {pool} alloc -> full"),
     }
     #[cfg(not(feature = "alloc-trace"))]
     let _ = (pool, result);
@@ -32,8 +32,8 @@ pub fn pool_alloc<T, P>(pool: u8, result: &Result<Handle<T, u8, P>, T>) {
 pub fn pool_free(pool: u8, index: usize, result: Result<(), PoolError>) {
     #[cfg(feature = "alloc-trace")]
     match result {
-        Ok(()) => crate::info!("alloc-trace: pool {pool} free {index} -> ok"),
-        Err(e) => crate::info!("alloc-trace: pool {pool} free {index} -> {e:?}"),
+        Ok(()) => stackshot_platform::info!("alloc-trace: pool {pool} free {index} -> ok"),
+        Err(e) => stackshot_platform::info!("alloc-trace: pool {pool} free {index} -> {e:?}"),
     }
     #[cfg(not(feature = "alloc-trace"))]
     let _ = (pool, index, result);
@@ -44,8 +44,10 @@ pub fn pool_free(pool: u8, index: usize, result: Result<(), PoolError>) {
 pub fn heap_alloc(size: usize, align: usize, result: Result<NonNull<u8>, HeapError>) {
     #[cfg(feature = "alloc-trace")]
     match result {
-        Ok(p) => crate::info!("alloc-trace: heap alloc {size} B align {align} -> {:#010x}", p.as_ptr() as usize),
-        Err(e) => crate::info!("alloc-trace: heap alloc {size} B align {align} -> {e:?}"),
+        Ok(p) => {
+            stackshot_platform::info!("alloc-trace: heap alloc {size} B align {align} -> {:#010x}", p.as_ptr() as usize)
+        }
+        Err(e) => stackshot_platform::info!("alloc-trace: heap alloc {size} B align {align} -> {e:?}"),
     }
     #[cfg(not(feature = "alloc-trace"))]
     let _ = (size, align, result);
@@ -56,8 +58,8 @@ pub fn heap_alloc(size: usize, align: usize, result: Result<NonNull<u8>, HeapErr
 pub fn heap_free(ptr: NonNull<u8>, result: Result<(), HeapError>) {
     #[cfg(feature = "alloc-trace")]
     match result {
-        Ok(()) => crate::info!("alloc-trace: heap free {:#010x} -> ok", ptr.as_ptr() as usize),
-        Err(e) => crate::info!("alloc-trace: heap free {:#010x} -> {e:?}", ptr.as_ptr() as usize),
+        Ok(()) => stackshot_platform::info!("alloc-trace: heap free {:#010x} -> ok", ptr.as_ptr() as usize),
+        Err(e) => stackshot_platform::info!("alloc-trace: heap free {:#010x} -> {e:?}", ptr.as_ptr() as usize),
     }
     #[cfg(not(feature = "alloc-trace"))]
     let _ = (ptr, result);

@@ -2,11 +2,11 @@
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
+#![test_runner(stackshot_platform::testing::run)]
 #![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
+stackshot_platform::testing::test_main!();
 
-use stackshot::cycles::{Op, OpTimer, Stopwatch};
+use stackshot_platform::cycles::{Op, OpTimer, Stopwatch};
 
 // Two ARM functions in IWRAM that differ only by 100 `mov r0, r0`, each one 1 sequential cycle (GBATEK: IWRAM
 // has a 32-bit bus and no wait states).

@@ -2,12 +2,12 @@
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
+#![test_runner(stackshot_platform::testing::run)]
 #![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
+stackshot_platform::testing::test_main!();
 
-use stackshot::cycles::Stopwatch;
-use stackshot::fast::fill_words;
+use stackshot_platform::cycles::Stopwatch;
+use stackshot_platform::fast::fill_words;
 
 #[test_case]
 fn fill_words_writes_exactly_count_words() {
@@ -39,6 +39,6 @@ fn fill_words_beats_a_thumb_loop_in_rom() {
     }
     let thumb = watch.elapsed();
     assert!(table.iter().all(|&w| w == 0x300));
-    stackshot::info!("fill of 256 words: ARM/IWRAM {arm} cycles, Thumb/ROM loop {thumb} cycles");
+    stackshot_platform::info!("fill of 256 words: ARM/IWRAM {arm} cycles, Thumb/ROM loop {thumb} cycles");
     assert!(arm * 2 < thumb, "the IWRAM fill ({arm} cycles) should be over twice as fast as Thumb in ROM ({thumb})");
 }

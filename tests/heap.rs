@@ -3,14 +3,14 @@
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
+#![test_runner(stackshot_platform::testing::run)]
 #![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
+stackshot_platform::testing::test_main!();
 
 use core::ptr::NonNull;
-use stackshot::info;
 use stackshot_alloc::heap::{Heap, HeapError, props};
 use stackshot_alloc::iwram::{heap_alloc, heap_free};
+use stackshot_platform::info;
 
 /// 4 KB in IWRAM (.bss), like the game's AI heap.
 #[repr(C, align(8))]

@@ -5,17 +5,17 @@
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
+#![test_runner(stackshot_platform::testing::run)]
 #![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
+stackshot_platform::testing::test_main!();
 
 use core::alloc::{GlobalAlloc, Layout};
 use gba::interrupts::IrqBits;
 use gba::mmio::{DISPSTAT, IE, IME};
 use gba::video::DisplayStatus;
-use stackshot::info;
 use stackshot_alloc::heap::{Heap, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
+use stackshot_platform::info;
 
 static HEAP: LockedHeap<'static, IrqLock> = LockedHeap::new();
 

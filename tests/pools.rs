@@ -3,13 +3,13 @@
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
+#![test_runner(stackshot_platform::testing::run)]
 #![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
+stackshot_platform::testing::test_main!();
 
-use stackshot::info;
 use stackshot_alloc::iwram::{pool_alloc, pool_free, pool_get_mut};
 use stackshot_alloc::pool::{Handle, IndexPool, IntrusivePool, PoolError, props};
+use stackshot_platform::info;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Bullet {

@@ -1,15 +1,15 @@
-//! The stack's guard and high-water mark (src/stack.rs) on the GBA. A test that really overflows the stack is
-//! in the fault fixture (examples/faults.rs), run from outside by tools/harness/tests/crash.rs: here it would
-//! fail this ROM.
+//! The stack's guard and high-water mark (`stackshot_platform::stack`) on the GBA. A test that really overflows
+//! the stack is in the fault fixture (examples/faults.rs), run from outside by tools/harness/tests/crash.rs: here
+//! it would fail this ROM.
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
+#![test_runner(stackshot_platform::testing::run)]
 #![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
+stackshot_platform::testing::test_main!();
 
 use core::hint::black_box;
-use stackshot::stack::{self, Overflow};
+use stackshot_platform::stack::{self, Overflow};
 
 unsafe extern "C" {
     // linker.ld: an address only.
@@ -30,7 +30,7 @@ fn the_stack_lies_between_the_guard_after_bss_and_the_bios_area() {
 fn the_guard_is_intact_and_a_broken_canary_is_reported_where_it_broke() {
     assert_eq!(stack::check(), Ok(()));
     let word = (stack::guard() + 8) as *mut u32;
-    // SAFETY: a word of the guard, which only src/stack.rs reads; restored before the test ends.
+    // SAFETY: a word of the guard, which only stackshot_platform::stack reads; restored before the test ends.
     let saved = unsafe { word.read_volatile() };
     unsafe { word.write_volatile(saved ^ 1) };
     let result = stack::check();

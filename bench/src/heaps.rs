@@ -10,10 +10,10 @@ use core::alloc::{GlobalAlloc, Layout};
 use core::fmt::Write;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use stackshot::cycles::Op;
 use stackshot_alloc::heap::LockedHeap;
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::rng::Rng;
+use stackshot_platform::cycles::Op;
 
 pub const REGION_BYTES: usize = 4096;
 /// The trace whose heap map the report draws, for every allocator (from the ARM/IWRAM build).

@@ -17,10 +17,10 @@ mod work;
 
 use core::mem::MaybeUninit;
 use pools::{Arena, Borrowed, Slab};
-use stackshot::stack;
 use stackshot_alloc::heap::{Heap, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::{FlagPool, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
+use stackshot_platform::stack;
 use timing::BUILD;
 use work::{SLOTS, Work};
 
@@ -75,7 +75,7 @@ extern "C" fn main() -> ! {
     let used = stack::high_water();
     report::table("stack", &["Stack, ", BUILD], &["stack used at most", "room above the statics", "canary"]);
     report::row("stack", format_args!("{used} bytes|{} bytes|intact after every table", stack::space()));
-    stackshot::info!("@@done");
+    stackshot_platform::info!("@@done");
     loop {
         gba::bios::VBlankIntrWait();
     }

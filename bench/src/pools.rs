@@ -9,10 +9,10 @@ use crate::timing::{self, BUILD};
 use crate::work::{SAMPLES, SLOTS, Work};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use stackshot::cycles::{Op, OpTimer};
 use stackshot_alloc::iwram::{pool_alloc, pool_free};
 use stackshot_alloc::pool::{FlagPool, Handle, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
 use stackshot_alloc::rng::Rng;
+use stackshot_platform::cycles::{Op, OpTimer};
 
 /// Random allocate/free operations after the fill-and-empty phase.
 const MIXED_OPS: usize = 1200;

@@ -2,7 +2,7 @@
 //! described there).
 
 use core::fmt::{self, Arguments};
-use stackshot::info;
+use stackshot_platform::info;
 
 /// Starts table `id`; the title is given in parts so that it needs no formatting buffer.
 pub fn table(id: &str, title: &[&str], columns: &[&str]) {

@@ -1,8 +1,8 @@
 //! Which build this ROM is, and how it times an operation: every operation of every allocator is inlined into
-//! `stackshot::cycles::OpTimer`'s timing function of this build, ARM code in IWRAM or Thumb code in ROM.
+//! `stackshot_platform::cycles::OpTimer`'s timing function of this build, ARM code in IWRAM or Thumb code in ROM.
 
 use core::arch::asm;
-use stackshot::cycles::{Op, OpTimer};
+use stackshot_platform::cycles::{Op, OpTimer};
 
 /// True in the ARM/IWRAM build (feature `arm-iwram`, profile `bench-arm`), false in the Thumb/ROM build.
 pub const ARM: bool = cfg!(feature = "arm-iwram");

@@ -568,6 +568,6 @@ mod tests {
         }
         assert!(moved > 120, "the enemies barely moved on their fallback behaviour ({moved} moves)");
         assert_eq!(w.heap.stats(), refused, "an enemy without scratch changed the heap");
-        crate::info!("heap full: 5 enemies, {} refusals, {moved} moves in 120 frames", *w.fallbacks);
+        stackshot_platform::info!("heap full: 5 enemies, {} refusals, {moved} moves in 120 frames", *w.fallbacks);
     }
 }

@@ -25,11 +25,9 @@ pub mod telemetry;
 mod waves;
 
 use crate::assets;
-use crate::cycles::Stopwatch;
 use crate::overlay::{self, PoolGauge};
 use crate::save::{self, HighScores};
 use crate::sound::{self, Effect};
-use crate::stack;
 use crate::text::{self, Ink};
 use agb_fixnum::Num;
 use collide::{Targets, hit_enemies, hit_player};
@@ -43,6 +41,9 @@ use rng::Rng;
 use sprites::{Look, Shadow, draw_pool};
 use stackshot_alloc::iwram::pool_get_mut;
 use stackshot_alloc::pool::Handle;
+use stackshot_platform::cycles::Stopwatch;
+use stackshot_platform::layout::WHITE_OBJ_PALBANK as WHITE_BANK;
+use stackshot_platform::{error, info, stack};
 use telemetry::{State, Telemetry};
 use waves::{Phase, Stages};
 
@@ -59,8 +60,6 @@ const GAME_OVER_FRAMES: u16 = 10 * 60;
 const NAME_FRAMES: u16 = 30 * 60;
 /// Frames of the white flash of a bomb.
 const FLASH_FRAMES: u8 = 16;
-/// The OBJ palette bank painted all white: an enemy drawn with it flashes when hit.
-const WHITE_BANK: u16 = 15;
 
 /// How each thing is drawn.
 struct Looks {
@@ -301,7 +300,7 @@ impl Game {
                     let (name, place) = (*letters, *place);
                     self.table.insert(name, self.score);
                     save::store(&self.table);
-                    crate::info!(
+                    info!(
                         "high score {} by {} saved in place {}",
                         self.score,
                         core::str::from_utf8(&name).unwrap_or("?"),
@@ -364,7 +363,7 @@ impl Game {
         stats.stack_peak = stack::high_water() as u32;
         if !mem.is_empty() {
             stats.leak_failures += 1;
-            crate::error!("leak check failed at game over {}: a pool or the heap is not empty", stats.game_overs);
+            error!("leak check failed at game over {}: a pool or the heap is not empty", stats.game_overs);
         }
         match self.table.rank(self.score) {
             Some(place) => {

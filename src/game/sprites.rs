@@ -10,8 +10,8 @@ use super::Fx;
 use super::sweep::sweep;
 use crate::assets::Sprite;
 use crate::crash::Gauge;
-use crate::fast::fill_words;
 use stackshot_alloc::pool::{CheckError, IndexPool, ValueStack};
+use stackshot_platform::fast::fill_words;
 
 /// OAM entries.
 pub const SLOTS: usize = 128;
@@ -174,4 +174,33 @@ pub fn draw_pool<T: Sprited, const N: usize, P>(pool: &mut IndexPool<T, u8, N, P
         shadow.put(look, x.to_raw() >> 8, y.to_raw() >> 8, object.frame());
         true
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Look, Shadow};
+    use crate::assets::{BOSS, EXPLOSION};
+    use gba::prelude::*;
+
+    /// An entry as the hardware reads it, through OAM: the frame is taken modulo the frame count, the sprite's
+    /// palette bank and size are kept, and a position partly off screen wraps as the hardware expects.
+    #[test_case]
+    fn put_picks_the_frame_and_wraps_partly_off_screen_positions() {
+        let mut shadow = Shadow::new();
+        let (explosion, boss) = (Look::of(&EXPLOSION), Look::of(&BOSS));
+        // Centres, so that the top-left corners are (-4, -6), partly off screen, and (100, 20).
+        shadow.put(&explosion, -4 + explosion.half_w, -6 + explosion.half_h, 5);
+        shadow.put(&boss, 100 + boss.half_w, 20 + boss.half_h, 0);
+        shadow.copy_to_oam();
+        let ObjAttr(a0, a1, a2) = OBJ_ATTR_ALL.index(0).read();
+        assert_eq!(a2.tile_id(), EXPLOSION.first_tile + 1, "frame 5 of 4 is frame 1");
+        assert_eq!(a2.palbank(), EXPLOSION.palbank);
+        assert_eq!((a1.x(), a0.y()), (512 - 4, 256 - 6));
+        let ObjAttr(a0, a1, _) = OBJ_ATTR_ALL.index(1).read();
+        assert_eq!((a1.x(), a0.y(), a1.size()), (100, 20, 2));
+        assert_eq!(a0.shape(), ObjShape::Square);
+        assert_eq!(a0.style(), ObjDisplayStyle::Normal);
+        // The rest of the table stays hidden.
+        assert_eq!(OBJ_ATTR0.index(2).read().style(), ObjDisplayStyle::NotDisplayed);
+    }
 }

@@ -1,15 +1,12 @@
 //! The starfield: two text backgrounds of scattered stars scrolling down at different speeds (BG3 far and dim,
-//! BG2 near and bright). They keep out of the text layer's way (src/text.rs) and of the overlay's (BG1,
-//! charblock 1, screenblock 30, palette bank 11): tiles in charblock 2, maps in screenblocks 28 and 29,
-//! colours in BG palette bank 1.
+//! BG2 near and bright), their tiles, maps and colours where `stackshot_platform::layout` puts them.
 
 use super::rng::Rng;
 use gba::prelude::*;
-
-const CHARBLOCK: u16 = 2;
-const NEAR_MAP: u16 = 28;
-const FAR_MAP: u16 = 29;
-const PALBANK: u16 = 1;
+use stackshot_platform::layout::{
+    STARS_CHARBLOCK as CHARBLOCK, STARS_FAR_SCREENBLOCK as FAR_MAP, STARS_NEAR_SCREENBLOCK as NEAR_MAP,
+    STARS_PALBANK as PALBANK, charblock_4bpp,
+};
 
 /// Star tiles, one row a string: '.' is transparent, a digit a colour of bank PALBANK. Tile 0 stays empty.
 const TILES: [[&[u8; 8]; 8]; 4] = [
@@ -39,16 +36,16 @@ fn tile(rows: &[&[u8; 8]; 8]) -> Tile4 {
 
 /// Loads the tiles and colours, scatters the stars (the same sky every boot) and shows both layers.
 pub fn init() {
-    CHARBLOCK2_4BPP.index(0).write([0; 8]);
+    charblock_4bpp(CHARBLOCK).index(0).write([0; 8]);
     for (i, rows) in TILES.iter().enumerate() {
-        CHARBLOCK2_4BPP.index(1 + i).write(tile(rows));
+        charblock_4bpp(CHARBLOCK).index(1 + i).write(tile(rows));
     }
     for (i, colour) in COLOURS.iter().enumerate() {
         BG_PALETTE.index(usize::from(PALBANK) * 16 + 1 + i).write(*colour);
     }
     let mut rng = Rng::new(0x57A2_5EED);
     for (block, stars, tiles) in [(FAR_MAP, 9, [1u16, 1, 4]), (NEAR_MAP, 18, [2u16, 3, 4])] {
-        let map = TEXT_SCREENBLOCKS.get_frame(usize::from(block)).expect("screenblocks 28 and 29 exist");
+        let map = TEXT_SCREENBLOCKS.get_frame(usize::from(block)).expect("the layout's screenblocks exist");
         for y in 0..32 {
             for x in 0..32 {
                 let star = rng.below(100) < stars;

@@ -22,7 +22,7 @@ use harness::elf::Elf;
 use harness::emulator::{CYCLES_PER_FRAME, Emulator};
 use harness::keys::Script;
 use harness::protocol::Message;
-use harness::telemetry::{Probe, Telemetry, state};
+use harness::telemetry::{Probe, State, Telemetry};
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -231,8 +231,9 @@ fn frames_of_play(
     for frame in 0..limit {
         emu.set_keys(keys(frame));
         emu.run_frame();
-        if probe.read(&emu).state == state::PLAYING {
-            cycles.push(probe.read(&emu).last_cycles);
+        let t = probe.read(&emu);
+        if t.state == State::Playing {
+            cycles.push(t.last_cycles);
         }
         if cycles.len() == frames {
             break;

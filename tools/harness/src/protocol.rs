@@ -1,4 +1,4 @@
-//! What a StackShot ROM tells the harness, and how the harness answers. The ROM side is `src/testing.rs`.
+//! What a StackShot ROM tells the harness, and how the harness answers. The ROM side is `crates/stackshot-platform/src/testing.rs`.
 //!
 //! The ROM prints through mGBA's debug log; lines starting with `@@` are for the harness:
 //! - `@@tests N`: this test ROM holds N tests;
@@ -10,11 +10,8 @@
 //! A panic stops the CPU, so after a failed test the harness loads the ROM again and asks it, through the
 //! mailbox, to start at the next test.
 
-/// The mailbox: two words at the top of EWRAM that the linker script leaves out and the ROM's start-up never
-/// touches. The harness writes them after reset, before the first frame.
-pub const MAILBOX: u32 = 0x0203_FFF8;
-/// "STRT" in the first word says the second word holds the index of the first test to run.
-pub const MAILBOX_MAGIC: u32 = 0x5452_5453;
+/// The mailbox the harness writes after a reset, before the first frame: where to start.
+pub use stackshot_protocol::{MAILBOX, MAILBOX_MAGIC};
 
 /// One protocol message, or a line of ordinary output.
 #[derive(Debug, PartialEq, Eq)]

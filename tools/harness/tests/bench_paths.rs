@@ -1,5 +1,5 @@
 //! The benchmark's ARM/IWRAM build times every allocator as ARM code in IWRAM, as its ELF shows: every timing
-//! function (`stackshot::cycles::time_arm`, one per allocator and operation) is ARM code in IWRAM that reaches
+//! function (`stackshot_platform::cycles::time_arm`, one per allocator and operation) is ARM code in IWRAM that reaches
 //! ROM only by a call that never returns (a panic, which stops the benchmark) or, in slab's and thunderdome's,
 //! by the call that grows their storage, which the benchmark reserves up front and checks was never grown.
 mod common;

@@ -12,7 +12,7 @@ use harness::emulator::Emulator;
 use harness::protocol::{MAILBOX, MAILBOX_MAGIC, Message};
 use harness::runner::{Limits, Outcome, run_tests};
 use harness::screen;
-use harness::telemetry::state;
+use harness::telemetry::State;
 use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {
@@ -27,6 +27,7 @@ const MESSAGE: usize = 0;
 const INSIDE_THE_HEAP: usize = 1;
 const BROKEN_HEAP: usize = 2;
 const TOO_DEEP: usize = 3;
+const TEN_FRAMES_IN: usize = 4;
 
 /// What fault `index` left: the screen's text, the panic's log line, and the machine.
 struct Crash {
@@ -206,8 +207,8 @@ fn a_recursion_too_deep_is_caught_by_the_guard_with_a_clear_message() {
 #[test]
 fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
     let mut g = Game::open(&debug_elf(), &debug_elf());
-    let t = play(&mut g, 3_000, false, |n, t, _| n > 600 && t.state == state::PLAYING && t.enemy_bullets.now >= 8);
-    assert_eq!(t.state, state::PLAYING);
+    let t = play(&mut g, 3_000, false, |n, t, _| n > 600 && t.state == State::Playing && t.enemy_bullets.now >= 8);
+    assert_eq!(t.state, State::Playing);
     let region = heap_region(&g.emu, &debug_elf(), "AI_REGION");
     let last = region.base + (region.end - 1) * 8;
     assert!(!region.runs().last().unwrap().used, "the heap's last run is free");
@@ -239,4 +240,33 @@ fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
     assert_eq!(crash.line("HEAP"), format!("HEAP {used}/{} B BROKEN:", (heap.end - heap.first) * 8));
     assert!(crash.shows(&format!("SIZECOPY AT BLOCK {}", heap.end - 1)), "{}", crash.text());
     assert!(crash.line("STACK ").ends_with("GUARD OK"));
+}
+
+/// A crash-screen hook that a stray write damaged is not called (`stackshot_platform::panic`: the hook and the
+/// complement of its address are set together): the panic is logged, no screen is drawn, and the CPU stops
+/// instead of jumping where the damage points. Damaged once in the check word (the hook still leads to the crash
+/// screen) and once in the hook (it leads to the ROM's entry, which would start the ROM again).
+#[test]
+fn a_damaged_crash_screen_hook_is_not_followed() {
+    let elf = Elf::read(&fixture()).unwrap();
+    let address = |name: &str| elf.symbol(name).unwrap_or_else(|| panic!("no {name} in the fixture")).address;
+    for (n, (what, at, value)) in
+        [("check word", address("SCREEN_CHECK"), 0), ("hook", address("SCREEN"), 0x0800_0000)].into_iter().enumerate()
+    {
+        let mut emu = Emulator::open(&fixture()).unwrap();
+        emu.write32(MAILBOX, MAILBOX_MAGIC);
+        emu.write32(MAILBOX + 4, TEN_FRAMES_IN as u32);
+        // `main` sets the hook first thing; the test panics ten frames later.
+        emu.run_frame();
+        emu.run_frame();
+        emu.write32(at, value);
+        let mut crash = Crash::after(emu, &format!("damaged-hook-{n}"));
+        assert!(crash.panic.ends_with("ten frames in"), "{}", crash.panic);
+        assert!(!crash.shows("STACKSHOT HAS CRASHED"), "drawn through a damaged {what}:\n{}", crash.text());
+        for _ in 0..60 {
+            crash.emu.run_frame();
+            let log = crash.emu.take_log();
+            assert!(log.is_empty(), "the CPU went on after the panic with a damaged {what}: {:?}", log[0].text);
+        }
+    }
 }

@@ -7,7 +7,7 @@ mod common;
 use common::{Console, Game, SHIP_TILE, Twins, debug_elf, key, objects, play, stack_headroom};
 use harness::emulator::{CYCLES_PER_FRAME, Emulator, HEIGHT, WIDTH};
 use harness::keys::Script;
-use harness::telemetry::{Telemetry, state};
+use harness::telemetry::{State, Telemetry};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
@@ -26,7 +26,7 @@ fn ship(g: &mut Game) -> (i32, i32) {
 fn the_ship_moves_shoots_an_enemy_and_the_score_rises() {
     let mut g = Game::release();
     let t = g.script(&Script::parse("30 START").unwrap());
-    assert_eq!((t.state, t.score, t.lives), (state::PLAYING, 0, 3));
+    assert_eq!((State::of(t.state), t.score, t.lives), (Some(State::Playing), 0, 3));
     let before = ship(&mut g);
     let from = g.emu.frames();
     let t = g.script(&Script::parse(&format!("{from}-{} LEFT", from + 29)).unwrap());
@@ -35,9 +35,9 @@ fn the_ship_moves_shoots_an_enemy_and_the_score_rises() {
     assert_eq!(t.kills, 0);
     // START pauses and resumes.
     let from = g.emu.frames();
-    assert_eq!(g.script(&Script::parse(&format!("{from} START")).unwrap()).state, state::PAUSED);
+    assert_eq!(g.script(&Script::parse(&format!("{from} START")).unwrap()).state, State::Paused);
     let from = g.emu.frames();
-    assert_eq!(g.script(&Script::parse(&format!("{from} START")).unwrap()).state, state::PLAYING);
+    assert_eq!(g.script(&Script::parse(&format!("{from} START")).unwrap()).state, State::Playing);
     let t = play(&mut g, 1200, false, |_, t, _| t.kills > 0);
     assert!(t.kills > 0 && t.score > 0, "no enemy destroyed in 1200 frames: {t:?}");
     println!("first kill at frame {}, score {}", g.emu.frames(), t.score);
@@ -49,10 +49,10 @@ fn losing_every_life_ends_the_game_with_everything_freed() {
     let mut t = g.script(&Script::parse("30 START").unwrap());
     // Never moving, never firing: the enemies get through. The last ship's explosion plays out first.
     let mut dying = false;
-    while t.state != state::GAME_OVER && t.state != state::NAME_ENTRY {
+    while t.state != State::GameOver && t.state != State::NameEntry {
         assert!(g.emu.frames() < 12_000, "no game over after 12,000 frames: {t:?}");
         t = g.frame(0);
-        dying |= t.state == state::DYING;
+        dying |= t.state == State::Dying;
     }
     assert!(dying, "the game ended without the dying phase");
     assert_eq!(t.lives, 0);
@@ -79,16 +79,16 @@ fn a_high_score_survives_a_reset_and_a_corrupt_save_loads_the_defaults() {
     assert_eq!(t.table, DEFAULT_TABLE, "a corrupt save must load as the default table");
 
     // Play until the score makes the table, then keep the offered name.
-    let t = play(&mut g, 30_000, false, |_, t, _| t.state == state::NAME_ENTRY);
-    assert_eq!(t.state, state::NAME_ENTRY, "the bot never made the table: {t:?}");
+    let t = play(&mut g, 30_000, false, |_, t, _| t.state == State::NameEntry);
+    assert_eq!(t.state, State::NameEntry, "the bot never made the table: {t:?}");
     let score = t.score;
     let t = g.script(&Script::parse(&format!("{} START", g.emu.frames() + 5)).unwrap());
-    assert_eq!(t.state, state::GAME_OVER);
+    assert_eq!(t.state, State::GameOver);
     assert!(t.table.contains(&score), "{score} not in {:?}", t.table);
 
     g.emu.reset();
     let t = (0..10).map(|_| g.frame(0)).last().unwrap();
-    assert_eq!(t.state, state::TITLE);
+    assert_eq!(t.state, State::Title);
     assert!(t.table.contains(&score), "after a reset the table is {:?}, without {score}", t.table);
     drop(g);
 
@@ -146,14 +146,14 @@ fn the_scripted_game_shows_the_reference_screens_on_clean_and_on_dirty_ram() {
     // Heavy play: the first busy moment of the bot's game (deterministic: the bot reads the screen, the game
     // seeds its randomness from the frame count).
     let t = play(&mut g, 7_200, true, |_, t, _| {
-        t.state == state::PLAYING && t.enemy_bullets.now >= 20 && t.enemies.now >= 8
+        t.state == State::Playing && t.enemy_bullets.now >= 20 && t.enemies.now >= 8
     });
-    assert_eq!(t.state, state::PLAYING);
+    assert_eq!(t.state, State::Playing);
     failures.extend(matches_reference(g.emu(), "play").err());
 
     let mut g = release_twins();
     let mut t = g.script(&Script::parse("30 START").unwrap());
-    while t.state != state::GAME_OVER && t.state != state::NAME_ENTRY {
+    while t.state != State::GameOver && t.state != State::NameEntry {
         t = g.frame(0);
     }
     for _ in 0..30 {
@@ -250,7 +250,9 @@ fn soak(dirty: bool) -> Vec<(Telemetry, u64)> {
             // Any of A, B and the d-pad; START only to leave the title or the end screens, SELECT never (the
             // overlay's).
             keys = rng.next() & (key("A") | key("B") | key("RIGHT") | key("LEFT") | key("UP") | key("DOWN"));
-            if matches!(t.state, state::TITLE | state::GAME_OVER | state::NAME_ENTRY) && rng.next().is_multiple_of(4) {
+            if matches!(State::of(t.state), Some(State::Title | State::GameOver | State::NameEntry))
+                && rng.next().is_multiple_of(4)
+            {
                 keys |= key("START");
             }
         }

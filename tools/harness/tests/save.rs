@@ -10,7 +10,7 @@ mod common;
 
 use common::{Console, Game, key, play};
 use harness::screen;
-use harness::telemetry::state;
+use harness::telemetry::State;
 
 /// The title's high-score rows (src/game/hud.rs: rows 9 to 13).
 const TABLE_ROWS: std::ops::Range<usize> = 9..14;
@@ -41,8 +41,8 @@ struct Saved {
 impl NameEntry {
     /// Plays with the bot from a blank save until the score makes the table.
     fn reach(g: &mut Game) -> NameEntry {
-        let t = play(g, 30_000, false, |_, t, _| t.state == state::NAME_ENTRY);
-        assert_eq!(t.state, state::NAME_ENTRY, "the bot never made the table: {t:?}");
+        let t = play(g, 30_000, false, |_, t, _| t.state == State::NameEntry);
+        assert_eq!(t.state, State::NameEntry, "the bot never made the table: {t:?}");
         NameEntry { state: g.emu.save_state() }
     }
 
@@ -61,7 +61,7 @@ impl NameEntry {
         for _ in 0..5 {
             t = g.frame(0);
         }
-        assert_eq!(t.state, state::GAME_OVER, "START did not end the name entry");
+        assert_eq!(t.state, State::GameOver, "START did not end the name entry");
         let writes = g.emu.sram_writes() - before;
         let sram = g.emu.sram();
         Saved { writes, table: table_after_reset(g), sram }

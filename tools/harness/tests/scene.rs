@@ -4,7 +4,7 @@ mod common;
 
 use common::{Console, Game};
 use harness::emulator::CYCLES_PER_FRAME;
-use harness::telemetry::{Telemetry, state};
+use harness::telemetry::{State, Telemetry};
 
 /// `scene::BOMB_AT`: the frame of play with the bomb.
 const BOMB_AT: usize = 120;
@@ -21,7 +21,7 @@ fn every_pool_full_with_a_bomb_and_a_mass_death_fits_the_frame() {
     let mut played: Vec<Telemetry> = Vec::new();
     for _ in 0..2 * PLAYED {
         let t = g.frame(0);
-        if t.state == state::PLAYING {
+        if t.state == State::Playing {
             played.push(t);
         }
         if played.len() == PLAYED {

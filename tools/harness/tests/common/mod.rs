@@ -5,7 +5,7 @@ use harness::elf::Elf;
 use harness::emulator::Emulator;
 use harness::keys::{Script, bit};
 use harness::protocol::Message;
-use harness::telemetry::{Probe, Telemetry, state};
+use harness::telemetry::{Probe, State, Telemetry};
 use std::path::{Path, PathBuf};
 
 fn built(relative: &str) -> PathBuf {
@@ -244,10 +244,10 @@ pub fn play(
 ) -> Telemetry {
     let mut t = g.frame(0);
     for n in 0..limit {
-        let keys = match t.state {
-            state::TITLE if n % 20 == 10 => key("START"),
-            state::PLAYING => bot(g.emu(), &t),
-            state::GAME_OVER if continues && n % 20 == 10 => key("A"),
+        let keys = match State::of(t.state) {
+            Some(State::Title) if n % 20 == 10 => key("START"),
+            Some(State::Playing) => bot(g.emu(), &t),
+            Some(State::GameOver) if continues && n % 20 == 10 => key("A"),
             _ => 0,
         };
         t = g.frame(keys);

@@ -1,14 +1,8 @@
 //! The high-score table in cartridge SRAM: round trips through both copies, a damaged copy giving way to the
 //! other, and blank or damaged SRAM loading as the defaults. (A save cut part-way is tested from outside, where
 //! the harness can cut it: tools/harness/tests/save.rs.)
-#![no_std]
-#![no_main]
-#![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
-#![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
 
-use stackshot::save::{self, COPIES, COPY_STRIDE, Entry, HighScores, Invalid, RECORD_BYTES, Record, SAVE_TYPE, SRAM};
+use crate::save::{self, COPIES, COPY_STRIDE, Entry, HighScores, Invalid, RECORD_BYTES, Record, SAVE_TYPE, SRAM};
 
 fn sram_byte(offset: usize) -> u8 {
     assert!(offset < 32 * 1024);

@@ -1,17 +1,12 @@
 //! Text on BG0: the font in VRAM, characters in the map, numbers without allocation.
-#![no_std]
-#![no_main]
-#![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
-#![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
 
+use crate::assets::{FONT_FACE, FONT_PALETTE, FONT_TILES};
+use crate::text::{self, Ink, Number};
 use gba::prelude::*;
-use stackshot::assets::{FONT_FACE, FONT_PALETTE, FONT_TILES};
-use stackshot::text::{self, Ink, Number};
+use stackshot_platform::layout::{TEXT_CHARBLOCK, TEXT_SCREENBLOCK};
 
 fn entry(x: usize, y: usize) -> TextEntry {
-    TEXT_SCREENBLOCKS.get_frame(usize::from(text::SCREENBLOCK)).unwrap().index(x, y).read()
+    TEXT_SCREENBLOCKS.get_frame(usize::from(TEXT_SCREENBLOCK)).unwrap().index(x, y).read()
 }
 
 /// The character an entry shows (its tile is the character's code minus 32) and its ink's palette bank.
@@ -33,10 +28,7 @@ fn init_loads_the_font_and_inks_and_shows_bg0() {
         }
     }
     let control = BG0CNT.read();
-    assert_eq!(
-        (control.charblock(), control.screenblock(), control.bpp8()),
-        (text::CHARBLOCK, text::SCREENBLOCK, false)
-    );
+    assert_eq!((control.charblock(), control.screenblock(), control.bpp8()), (TEXT_CHARBLOCK, TEXT_SCREENBLOCK, false));
     assert!(DISPCNT.read().show_bg0());
     assert!((0..32).all(|y| (0..32).all(|x| entry(x, y) == TextEntry::new())), "the map starts blank");
 }
@@ -92,12 +84,12 @@ fn numbers_format_without_allocating() {
 #[test_case]
 fn a_hud_line_draws_in_a_fraction_of_a_frame() {
     text::init();
-    let watch = stackshot::cycles::Stopwatch::start();
+    let watch = stackshot_platform::cycles::Stopwatch::start();
     let x = text::draw(0, 0, "SCORE ");
     text::draw(x, 0, Number::padded(1_234_567, 8));
     text::draw(20, 0, "LIVES 3");
     let cycles = watch.elapsed();
-    stackshot::info!("HUD line: {cycles} cycles");
+    stackshot_platform::info!("HUD line: {cycles} cycles");
     assert_eq!([shown(6, 0).0, shown(13, 0).0], [b'0', b'7']);
     // VBlank is about 83,000 cycles; a HUD update must leave most of it for OAM and the game.
     assert!(cycles < 10_000, "{cycles} cycles");

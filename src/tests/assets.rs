@@ -1,16 +1,8 @@
 //! The art converted by the build script: sizes the hardware can draw, and a VRAM layout without overlaps.
-#![no_std]
-#![no_main]
-#![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
-#![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
 
+use crate::assets::Sprite;
+use crate::assets::{self, ALL, BOSS, CRAB, DART, ENEMY_BULLET, EXPLOSION, MINE, PICKUP, PLAYER_BULLET, SAUCER, SHIP};
 use gba::prelude::*;
-use stackshot::assets::Sprite;
-use stackshot::assets::{
-    self, ALL, BOSS, CRAB, DART, ENEMY_BULLET, EXPLOSION, MINE, PICKUP, PLAYER_BULLET, SAUCER, SHIP,
-};
 
 /// Width and height in pixels, from GBATEK's OBJ size table.
 fn pixels(sprite: &Sprite) -> (u16, u16) {
@@ -66,16 +58,4 @@ fn load_sprites_puts_every_tile_and_colour_in_place() {
     }
     // Every sprite has some opaque pixel: no empty art slipped through.
     assert!(ALL.iter().all(|s| s.tiles.iter().flatten().any(|&row| row != 0)));
-}
-
-#[test_case]
-fn attr_picks_the_frame_and_wraps_off_screen_positions() {
-    let attr = EXPLOSION.attr(5, -4, -8);
-    assert_eq!(attr.2.tile_id(), EXPLOSION.first_tile + 1, "frame 5 of 4 is frame 1");
-    assert_eq!(attr.2.palbank(), EXPLOSION.palbank);
-    assert_eq!((attr.1.x(), attr.0.y()), (512 - 4, 256 - 8));
-    let attr = BOSS.attr(0, 100, 20);
-    assert_eq!((attr.1.x(), attr.0.y(), attr.1.size()), (100, 20, 2));
-    assert_eq!(attr.0.shape(), ObjShape::Square);
-    assert_eq!(attr.0.style(), ObjDisplayStyle::Normal);
 }

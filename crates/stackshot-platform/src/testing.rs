@@ -1,29 +1,27 @@
 //! Tests that run on the GBA's CPU, in the emulator, each timed in cycles.
 //!
-//! A test ROM is an integration test (`tests/*.rs`) using this runner through `custom_test_frameworks`:
+//! A test ROM is an integration test (`tests/*.rs`), or a library's own tests, using this runner through
+//! `custom_test_frameworks`:
 //! ```ignore
 //! #![no_std]
 //! #![no_main]
 //! #![feature(custom_test_frameworks)]
-//! #![test_runner(stackshot::testing::run)]
+//! #![test_runner(stackshot_platform::testing::run)]
 //! #![reexport_test_harness_main = "test_main"]
-//! stackshot::testing::test_main!();
+//! stackshot_platform::testing::test_main!();
 //!
 //! #[test_case]
 //! fn adds() { assert_eq!(1 + 1, 2); }
 //! ```
 //! `cargo test` builds it and runs it in the harness (cargo's runner), which reads the protocol described in
-//! `tools/harness/src/protocol.rs`: this side prints `@@tests`, `@@run`, `@@ok` and `@@done`; the panic
-//! handler prints `@@panic`. After each test the stack's guard is checked (`src/stack.rs`): a test that grew the
+//! `tools/harness/src/protocol.rs`, and starts from the test the harness left in the mailbox
+//! ([`stackshot_protocol::MAILBOX`]). This side prints `@@tests`, `@@run`, `@@ok` and `@@done`; the panic
+//! handler prints `@@panic`. After each test the stack's guard is checked ([`stack`]): a test that grew the
 //! stack past its limit fails with a stack-overflow panic.
 
 use crate::cycles::Stopwatch;
 use crate::{info, stack};
-
-/// Two words at the top of EWRAM (outside the linker script's EWRAM) where the harness says where to start.
-const MAILBOX: *mut u32 = 0x0203_FFF8 as *mut u32;
-/// "STRT": the mailbox holds a start index.
-const MAILBOX_MAGIC: u32 = 0x5452_5453;
+use stackshot_protocol::{MAILBOX, MAILBOX_MAGIC};
 
 /// Anything that can run as a test; every `fn()` is one.
 pub trait Testable {
@@ -51,8 +49,9 @@ pub fn run(tests: &[&dyn Testable]) {
     // SAFETY: the mailbox is EWRAM that nothing else in the program uses (see linker.ld); word-aligned. It is
     // cleared once read: nothing clears EWRAM at a reset, and a stale request must not start the next run.
     let first = unsafe {
-        let first = if MAILBOX.read_volatile() == MAILBOX_MAGIC { MAILBOX.add(1).read_volatile() as usize } else { 0 };
-        MAILBOX.write_volatile(0);
+        let mailbox = MAILBOX as *mut u32;
+        let first = if mailbox.read_volatile() == MAILBOX_MAGIC { mailbox.add(1).read_volatile() as usize } else { 0 };
+        mailbox.write_volatile(0);
         first
     };
     for (index, test) in tests.iter().enumerate().skip(first) {
@@ -80,16 +79,3 @@ macro_rules! test_main {
     };
 }
 pub use test_main;
-
-#[cfg(test)]
-mod tests {
-    use super::{MAILBOX, MAILBOX_MAGIC};
-
-    /// The harness started this run through the mailbox; the runner cleared it once read, so that a reset
-    /// (which leaves EWRAM as it is) cannot replay the request.
-    #[test_case]
-    fn the_mailbox_is_cleared_once_read() {
-        // SAFETY: the mailbox word, word-aligned EWRAM that only the runner and the harness touch.
-        assert_ne!(unsafe { MAILBOX.read_volatile() }, MAILBOX_MAGIC);
-    }
-}

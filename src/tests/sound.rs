@@ -1,14 +1,11 @@
 //! Sound effects set the PSG registers as GBATEK describes, read back where the hardware lets them be read
 //! (lengths and frequencies are write-only), and stop by themselves.
-#![no_std]
-#![no_main]
-#![feature(custom_test_frameworks)]
-#![test_runner(stackshot::testing::run)]
-#![reexport_test_harness_main = "test_main"]
-stackshot::testing::test_main!();
 
+use crate::sound::{self, Effect};
+
+/// Every effect.
+const EFFECTS: [Effect; 5] = [Effect::Shot, Effect::Hit, Effect::Explosion, Effect::PickUp, Effect::Bomb];
 use gba::prelude::*;
-use stackshot::sound::{self, EFFECTS, Effect};
 
 /// (square 1, square 2, noise) playing, from SOUNDCNT_X.
 fn playing() -> (bool, bool, bool) {
