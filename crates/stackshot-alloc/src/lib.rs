@@ -7,11 +7,14 @@
 //! use stackshot_alloc::pool::{IndexPool, PoolError};
 //!
 //! // A pool of up to 64 bullets with one-byte indices: allocate is a pop, free a push.
-//! let mut bullets: IndexPool<(i16, i16), u8, 64> = IndexPool::with_id(1);
+//! let mut bullets: IndexPool<(i16, i16), u8, 64> = IndexPool::new();
 //! let shot = bullets.alloc((120, 150)).unwrap();
 //! bullets.get_mut(shot).unwrap().1 -= 4;
 //! assert_eq!(bullets.free(shot), Ok((120, 146)));
 //! assert_eq!(bullets.free(shot), Err(PoolError::DoubleFree)); // refused, the pool unchanged
+//! let next = bullets.alloc((60, 150)).unwrap(); // the same slot again, in its next generation
+//! assert_eq!(bullets.get(shot), Err(PoolError::Stale)); // the old handle no longer reaches it
+//! assert_eq!(bullets.get(next), Ok(&(60, 150)));
 //!
 //! // A heap over any 8-aligned buffer: best fit, splitting and merging, every bad free refused.
 //! let mut region = [0u64; 512]; // 4 KB
