@@ -136,6 +136,9 @@ pub fn ring<const N: usize, P>(
     count: u32,
     phase: u32,
 ) {
+    if count == 0 {
+        return;
+    }
     let (mut step, mut rest) = (0, 64);
     while rest >= count {
         rest -= count;

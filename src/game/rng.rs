@@ -40,6 +40,10 @@ impl Rng {
 #[instruction_set(arm::a32)]
 #[inline(never)]
 pub fn remainder(x: u32, n: u32) -> u32 {
+    debug_assert!(n > 0, "a roll below 0");
+    if n == 0 {
+        return x;
+    }
     // `n` shifted up to the largest `n << k` not above `x` (no overflow: `d <= x / 2` before each doubling).
     let mut d = n;
     while d <= x >> 1 {

@@ -8,8 +8,9 @@ use super::Index;
 
 /// A slot of a pool of `T`: its index, the slot's generation when the handle was made, and the pool's id.
 ///
-/// Only pools create handles (or [`Handle::from_raw`]); the pool checks the id, the index and the generation on
-/// every use, so a handle of another pool, of a freed slot or of a slot freed and allocated again since (a stale
+/// Only pools create handles (or [`Handle::from_raw`]); an [`IndexPool`](super::IndexPool) checks the id, the
+/// index and the generation on every use (the [`FlagPool`](super::FlagPool) baseline checks the id and the index
+/// only: its handles have generation 0 and no tag), so a handle of another pool, of a freed slot or of a slot freed and allocated again since (a stale
 /// handle) is reported, not trusted. `T` makes a bullet handle and a sprite handle different types; `I` is the
 /// pool's index type; `P` is the pool's tag ([`IndexPool`](super::IndexPool)'s last parameter), so that two
 /// pools of the same `T` given different tags cannot take each other's handles: a compile error, not a run-time

@@ -345,6 +345,14 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
             return Err(CheckError::PeakBelowLive);
         }
         let mut k = 0;
+        while k < self.low {
+            let slot = self.stack[k].to_usize();
+            if slot >= N || self.stamp[slot] >> 8 != 0 {
+                return Err(CheckError::PeakBelowLive);
+            }
+            k += 1;
+        }
+        let mut k = 0;
         while k < N {
             if self.stack[k].to_usize() >= N || self.pos[k].to_usize() >= N {
                 return Err(CheckError::EntryOutOfRange { at: k });
@@ -436,9 +444,9 @@ macro_rules! sweep {
 /// starts exactly once, in O(live), while it frees and allocates in the same pool:
 /// ```ignore
 /// let mut walk = pool.sweep();
-/// while let Some((h, bullet)) = walk.next() {
+/// while let Some((_, bullet)) = walk.next() {
 ///     if !bullet.step() {
-///         walk.free(h);
+///         walk.free_current(); // or `walk.free(handle)` for any live object
 ///     }
 /// }
 /// ```
@@ -711,6 +719,21 @@ mod tests {
         p.stamp[5] ^= 1;
         p.free = 9;
         assert_eq!(p.check(), Err(CheckError::CountTooLarge));
+    }
+
+    /// IX4's second half: the slots below the low-water mark were never allocated.
+    #[test]
+    fn check_reports_an_allocated_slot_below_the_low_water_mark() {
+        let mut p: IndexPool<u32, u8, 8> = IndexPool::new();
+        let h = p.alloc(1).unwrap();
+        p.free(h).unwrap();
+        assert_eq!((p.free, p.low, p.check()), (8, 7, Ok(())));
+        // Slot 0 (allocated once) swapped down to position 0, below the mark: the permutation still holds.
+        let (top, bottom) = (p.stack[7], p.stack[0]);
+        p.stack.swap(0, 7);
+        p.pos[top.to_usize()] = 0;
+        p.pos[bottom.to_usize()] = 7;
+        assert_eq!(p.check(), Err(CheckError::PeakBelowLive));
     }
 
     #[test]

@@ -23,10 +23,12 @@
 //! - **IX3** (`IndexPool`): slot `i` is free iff `pos[i] < free`, i.e. `stack[..free]` are the free slots (its
 //!   top `stack[free - 1]` is the next allocated) and `stack[free..]` the live ones; exactly the live slots hold
 //!   an initialised `T`. (Follows from IX2 plus the code; `check` cannot see initialisation.)
+//! - **IX4** (`IndexPool`): `low <= free`: the low-water mark of the free count, from which the peak is read,
+//!   counts at least the live slots; and `stack[..low]` are slots never allocated, in generation 0 (so `free`
+//!   can only fall below `low` by allocating a slot in generation 0, the one case in which `alloc` compares
+//!   them) \[`PeakBelowLive`\].
 //! - **IX5** (`IndexPool`): every slot's stamp carries the pool's id in its low byte \[`IdMismatch`\] (the high
 //!   byte, the slot's generation, may be anything).
-//! - **IX4** (`IndexPool`): `low <= free`: the low-water mark of the free count, from which the peak is read,
-//!   counts at least the live slots \[`PeakBelowLive`\].
 //! - **PK1** (`Packed24`, `Packed18`), **PT1** (`PtrPool`), **VS1** (`ValueStack`), **IN1** (`IntrusivePool`):
 //!   the free count is at most the capacity (packed: `top <= fresh <= capacity`) \[`CountTooLarge`\].
 //! - **PK2**, **PT2**, **IN2**: every free-stack entry (free-list link) names a slot of this pool (packed: a
@@ -82,9 +84,10 @@ pub use packed::{Packed18, Packed24};
 pub use ptr::PtrPool;
 pub use value::ValueStack;
 
-/// What every pool does, whatever its free list: code generic over `P: Pool` (a test driver, a debug overlay, a
-/// game that swaps one pool for another) uses these. Each pool also has these as inherent methods of the same
-/// name, for calls without the trait in scope, and its own extras (`get`, sweeps, `is_live`).
+/// What every pool does, whatever its free list: the common interface, for code generic over `P: Pool` (a test
+/// driver, a debug overlay, a game that swaps one pool for another). `len` counts the slots handed out, for every
+/// pool. Each pool's inherent methods are its own interface, with its extras (`get`, sweeps, `is_live`) and, where
+/// it has no value to store, an `alloc` without one (`ValueStack`: `pop` and `push`).
 pub trait Pool {
     /// What `alloc` stores and `free` gives back: `()` for pools that hand out bare slots.
     type Value;
@@ -148,7 +151,7 @@ pub enum CheckError {
     ListLength,
     /// FL1: the live count differs from the number of set flags.
     CountMismatch,
-    /// IX4: the peak is below the number of live slots (or above the capacity).
+    /// IX4: the peak is below the number of live slots, or the low-water mark covers a slot that was allocated.
     PeakBelowLive,
     /// IX5: `slot`'s stamp names another pool id than slot 0's.
     IdMismatch { slot: usize },

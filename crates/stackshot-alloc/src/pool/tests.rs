@@ -113,3 +113,40 @@ fn properties_long() {
     let total = all(30_000);
     println!("property ops in total (long): {total}");
 }
+
+/// The `Pool` trait means the same in every pool: `len` counts what is handed out, `is_full` is exactly when
+/// `alloc` refuses, `is_empty` exactly when nothing is out; filling and emptying through the trait alone.
+#[test]
+fn the_pool_trait_means_the_same_for_every_pool() {
+    use super::{IntrusivePool, Pool, ValueStack};
+    use core::mem::MaybeUninit;
+
+    fn fill_and_empty<P: Pool>(pool: &mut P, value: impl Fn() -> P::Value, name: &str) {
+        let capacity = pool.capacity();
+        assert!(pool.is_empty() && !pool.is_full() && pool.len() == 0, "{name}: a new pool is empty");
+        let mut out = std::vec::Vec::new();
+        while !pool.is_full() {
+            out.push(pool.alloc(value()).unwrap_or_else(|_| panic!("{name}: alloc refused before full")));
+            assert_eq!(pool.len(), out.len(), "{name}: len counts what is out");
+        }
+        assert_eq!(out.len(), capacity, "{name}: full at its capacity");
+        assert!(pool.alloc(value()).is_err(), "{name}: a full pool refuses");
+        assert_eq!(pool.check(), Ok(()), "{name}");
+        for h in out {
+            assert!(pool.free(h).is_ok(), "{name}: free of what alloc handed out");
+        }
+        assert!(pool.is_empty() && pool.len() == 0, "{name}: empty again");
+        assert_eq!(pool.check(), Ok(()), "{name}");
+    }
+
+    fill_and_empty(&mut IndexPool::<u32, u8, 5>::new(), || 7, "IndexPool<u8>");
+    fill_and_empty(&mut IndexPool::<u32, u16, 300>::new(), || 7, "IndexPool<u16>");
+    fill_and_empty(&mut FlagPool::<u32, 9>::new(1), || 7, "FlagPool");
+    fill_and_empty(&mut Packed24::<2>::new(), || (), "Packed24");
+    fill_and_empty(&mut Packed18::<2>::new(), || (), "Packed18");
+    let mut slots = [const { MaybeUninit::uninit() }; 6];
+    fill_and_empty(&mut PtrPool::<u32, 6>::new(&mut slots), || 7, "PtrPool");
+    fill_and_empty(&mut ValueStack::<u8, 4>::full([1, 2, 3, 4]), || (), "ValueStack");
+    let mut region = [0u8; 256];
+    fill_and_empty(&mut IntrusivePool::new(&mut region, 8).unwrap(), || (), "IntrusivePool");
+}

@@ -91,8 +91,9 @@ impl<V: Copy, const N: usize> Pool for ValueStack<V, N> {
     fn free(&mut self, v: V) -> Result<(), PoolError> {
         self.push(v)
     }
+    /// The values handed out: the stack's free room (the stack holds what is *not* handed out).
     fn len(&self) -> usize {
-        self.len
+        N - self.len
     }
     fn capacity(&self) -> usize {
         N
