@@ -97,7 +97,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(IndexPool::<u32, u8, SLOTS>::with_id(1));
+            let p = p.write(const { IndexPool::<u32, u8, SLOTS>::with_id(1) });
             pools::overhead_x100(size_of_val(p), 4)
         },
         "`IndexPool<u8>`",
@@ -108,7 +108,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(pools::Called(IndexPool::with_id(1)));
+            let p = p.write(const { pools::Called(IndexPool::with_id(1)) });
             pools::overhead_x100(size_of_val(p), 4)
         },
         "`IndexPool<u8>`, called (`iwram::pool_alloc` / `pool_free`)",
@@ -119,7 +119,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(IndexPool::<u32, u16, SLOTS>::with_id(2));
+            let p = p.write(const { IndexPool::<u32, u16, SLOTS>::with_id(2) });
             pools::overhead_x100(size_of_val(p), 4)
         },
         "`IndexPool<u16>`",
