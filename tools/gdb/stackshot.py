@@ -240,6 +240,7 @@ class HeapImage:
         self.base = uint(field(value, "base"))
         self.first = int(field(value, "first"))
         self.end = int(field(value, "end"))
+        self.top = int(field(value, "top"))
         self.free_blocks = int(field(value, "free_blocks"))
         self.free_runs = int(field(value, "free_runs"))
         self.peak_used = int(field(value, "peak_used"))
@@ -305,13 +306,22 @@ class HeapImage:
         walk(self.u16(HDR_ROOT), "", 0, set())
         return lines
 
+    def top_run(self):
+        """(first block, blocks) of the top, the free run that ends the heap (kept out of the tree), read from
+        the map; None when the last block is used."""
+        if self.end <= self.first or self.code(self.end - 1) & USED_BIT:
+            return None
+        n = self.size(self.end - 1)
+        return (self.end - n, n)
+
     def largest_free(self):
+        top = self.end - self.top
         x = self.u16(HDR_ROOT)
         if x == NIL:
-            return 0
+            return top
         while self.node(x, NODE_LARGER) != NIL:
             x = self.node(x, NODE_LARGER)
-        return self.size(x)
+        return max(self.size(x), top)
 
     def check(self):
         """Heap::check (heap/check.rs) on these bytes, in the same order: None or (kind, block)."""
@@ -326,7 +336,7 @@ class HeapImage:
         broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, nodes)
         if isinstance(broken, tuple):
             return broken
-        b, runs, free = self.first, 0, 0
+        b, runs, free, top = self.first, 0, 0, self.end
         while b < self.end:
             if self.code(b) & USED_BIT:
                 start = b
@@ -349,13 +359,21 @@ class HeapImage:
                 return ("SizeCopy", b + s - 1)
             if b + s < self.end and self.code(b + s) & USED_BIT == 0:
                 return ("FreeRunsTouch", b + s)
-            if not self.tree_has(b):
+            if b + s == self.end:
+                if self.tree_has(b):
+                    return ("TopInTree", b)
+                if self.code(b) == RED:
+                    return ("StrayRed", b)
+                top = b
+            elif not self.tree_has(b):
                 return ("RunNotInTree", b)
             runs += 1
             free += s
             b += s
         used = self.end - self.first - free
-        if free != self.free_blocks or runs != self.free_runs or nodes[0] != runs or self.peak_used < used:
+        tree_runs = runs - (0 if top == self.end else 1)
+        if (free != self.free_blocks or runs != self.free_runs or nodes[0] != tree_runs or self.peak_used < used
+                or top != self.top):
             return ("Stats", 0)
         return None
 
@@ -436,6 +454,9 @@ class HeapCommand(gdb.Command):
             print("free tree (block: size in blocks, colour; < smaller, > larger):")
             for line in h.tree_lines() or ["  (empty)"]:
                 print("  " + line)
+            top = h.top_run()
+            print("top (the free run that ends the heap, outside the tree): %s"
+                  % ("none" if top is None else "%d: size %d" % top))
             free = h.free_blocks * BLOCK
             print("stats: capacity %d B, used %d B, free %d B in %d runs, largest free %d B, peak %d B, "
                   "failed requests %d, bad frees %d"

@@ -156,6 +156,16 @@ impl HeapRegion {
         self.tree_walk(self.node(x, LARGER), "> ", depth + 1, lines);
     }
 
+    /// The top, the free run that ends the heap (kept out of the tree), as gdb's `heap` prints it: `70: size 442`,
+    /// or `none` when the last block is used.
+    pub fn top_line(&self) -> String {
+        if self.end <= self.first || self.code(self.end - 1) & USED != 0 {
+            return "none".to_string();
+        }
+        let n = self.size(self.end - 1);
+        format!("{}: size {n}", self.end - n)
+    }
+
     /// `Heap::check` on these bytes, written from the invariants in heap/mod.rs: `Err((kind, block))` names the
     /// first broken one as the crate's `Invariant` does.
     pub fn check(&self, counters: Counters) -> Result<(), (&'static str, u32)> {
@@ -171,7 +181,7 @@ impl HeapRegion {
         }
         let mut nodes = 0;
         self.check_subtree(root, 0, 0, u32::MAX, 1, &mut nodes)?;
-        let (mut b, mut runs, mut free) = (self.first, 0, 0);
+        let (mut b, mut runs, mut free, mut top) = (self.first, 0, 0, false);
         while b < self.end {
             if self.code(b) & USED != 0 {
                 let start = b;
@@ -203,7 +213,16 @@ impl HeapRegion {
             if b + s < self.end && self.code(b + s) & USED == 0 {
                 return Err(("FreeRunsTouch", b + s));
             }
-            if !self.tree_has(b) {
+            // The top, the free run that ends the heap, is kept out of the tree.
+            if b + s == self.end {
+                if self.tree_has(b) {
+                    return Err(("TopInTree", b));
+                }
+                if self.code(b) == RED {
+                    return Err(("StrayRed", b));
+                }
+                top = true;
+            } else if !self.tree_has(b) {
                 return Err(("RunNotInTree", b));
             }
             runs += 1;
@@ -211,7 +230,9 @@ impl HeapRegion {
             b += s;
         }
         let used = self.end - self.first - free;
-        if free != counters.free_blocks || runs != counters.free_runs || nodes != runs || counters.peak_used < used {
+        let tree_runs = runs - u32::from(top);
+        if free != counters.free_blocks || runs != counters.free_runs || nodes != tree_runs || counters.peak_used < used
+        {
             return Err(("Stats", 0));
         }
         Ok(())

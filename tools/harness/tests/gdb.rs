@@ -110,8 +110,8 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let free_run = runs.iter().find(|r| !r.used && r.blocks >= 2).expect("a free run of 2+ blocks");
     let big = runs.iter().filter(|r| !r.used).max_by_key(|r| r.blocks).unwrap();
     let child = (heap.first..heap.end)
-        .find(|&b| heap.parent(b) != 0 && runs.iter().any(|r| !r.used && r.start == b))
-        .expect("a non-root node");
+        .find(|&b| heap.parent(b) != 0 && runs.iter().any(|r| !r.used && r.start == b && b + r.blocks != heap.end))
+        .expect("a non-root node (the top, which ends the heap, has no node)");
     let size_copy = heap.base + HeapRegion::node_offset(free_run.start + free_run.blocks - 1, 6) as u32;
     let inside = big.start + 5;
     let (map_byte, shift) = heap.map_position(inside);
@@ -211,10 +211,12 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let runs_text: String =
         runs.iter().map(|r| format!("[{} {} @{}]", if r.used { "used" } else { "free" }, r.blocks, r.start)).collect();
     assert_eq!(gdb_runs, runs_text);
-    let stats_at = lines.iter().position(|l| l.starts_with("stats:")).unwrap();
-    let gdb_tree: Vec<String> = lines[map_end + 1..stats_at].iter().map(|l| l[2..].to_string()).collect();
+    let top_at = lines.iter().position(|l| l.starts_with("top ")).unwrap();
+    let gdb_tree: Vec<String> = lines[map_end + 1..top_at].iter().map(|l| l[2..].to_string()).collect();
     assert_eq!(gdb_tree, heap.tree_lines());
-    assert!(gdb_tree.len() >= 3, "the fixture should leave several free runs: {gdb_tree:?}");
+    assert!(gdb_tree.len() >= 2, "the fixture should leave several free runs: {gdb_tree:?}");
+    assert_eq!(lines[top_at], format!("top (the free run that ends the heap, outside the tree): {}", heap.top_line()));
+    let stats_at = top_at + 1;
     assert_eq!(
         lines[stats_at],
         format!(

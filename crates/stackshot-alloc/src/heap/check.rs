@@ -41,9 +41,12 @@ pub enum InvariantKind {
     SizeCopy,
     /// 3: a free run is followed by another free block.
     FreeRunsTouch,
-    /// 3: a free run has no node in the tree.
+    /// 3: a free run other than the top has no node in the tree.
     RunNotInTree,
-    /// 4: the free-block or free-run counter, or the peak, disagrees with the map and tree.
+    /// 3: the top (the free run that ends the heap) has a node in the tree.
+    TopInTree,
+    /// 4: the free-block or free-run counter, the peak or the top's first block disagrees with the map and
+    /// tree.
     Stats,
 }
 
@@ -83,6 +86,7 @@ impl Heap<'_> {
         let mut b = self.first;
         let mut runs = 0;
         let mut free = 0;
+        let mut top = self.end;
         while b < self.end {
             if self.map_get(b) & USED_BIT != 0 {
                 // Used codes up to a `LAST`; the end of the heap or a free code first means the mark is lost.
@@ -117,7 +121,15 @@ impl Heap<'_> {
             if b + s < self.end && self.map_get(b + s) & USED_BIT == 0 {
                 return broken(FreeRunsTouch, b + s);
             }
-            if !self.tree_has(b) {
+            if b + s == self.end {
+                if self.tree_has(b) {
+                    return broken(TopInTree, b);
+                }
+                if self.map_get(b) == RED {
+                    return broken(StrayRed, b);
+                }
+                top = b;
+            } else if !self.tree_has(b) {
                 return broken(RunNotInTree, b);
             }
             runs += 1;
@@ -125,7 +137,13 @@ impl Heap<'_> {
             b += s;
         }
         let used = self.end - self.first - free;
-        if free != self.free_blocks || runs != self.free_runs || nodes != runs || self.peak_used < used {
+        let tree_runs = runs - if top == self.end { 0 } else { 1 };
+        if free != self.free_blocks
+            || runs != self.free_runs
+            || nodes != tree_runs
+            || self.peak_used < used
+            || top != self.top
+        {
             return broken(Stats, 0);
         }
         Ok(())

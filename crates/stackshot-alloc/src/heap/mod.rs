@@ -19,6 +19,9 @@
 //!   The spare fourth code holds the red-black colour, so the node needs no bit of its own.
 //! - Node, in the first block of every free run: `smaller: u16, larger: u16, parent: u16, size: u16` (size in
 //!   blocks); the run's last block repeats `size` at the same offset 6 (for a 1-block run the two coincide).
+//! - The top: the free run that ends the heap, if the last block is free. It is kept out of the tree (only its
+//!   `size` fields count), so that the common allocation from the end of the heap and the free next to it
+//!   touch no node; the `Heap` keeps its first block (`top`, or `end` when there is none) beside the map.
 //! - Indices are block numbers; block 0 (the header) is never a run, so 0 means "none". A region has at most
 //!   65 536 blocks (512 KB), so every index and size fits a `u16`.
 //! - `first` is the smallest block count that holds the header and the map of the remaining blocks:
@@ -40,8 +43,10 @@
 //!    a free run starts at a node whose size is ≥ 1 and ends inside the heap \[`BadSize`\], has only `00`
 //!    blocks after its first \[`UsedInFreeRun`, `StrayRed`\], repeats its size in its last block
 //!    \[`SizeCopy`\], is followed by a used block or the end \[`FreeRunsTouch`\], and has a node in the tree
-//!    \[`RunNotInTree`\]. With 2, each free run has exactly one node.
-//! 4. The counters (free blocks, free runs, peak ≥ used) agree with the map and the tree \[`Stats`\].
+//!    \[`RunNotInTree`\], except the top, which has none \[`TopInTree`\] and whose first code is not red
+//!    \[`StrayRed`\]. With 2, each free run but the top has exactly one node.
+//! 4. The counters (free blocks, free runs, peak ≥ used) and the top's first block agree with the map and the
+//!    tree \[`Stats`\].
 //!
 //! [`Header`]: InvariantKind::Header
 //! [`NodeOutOfRange`]: InvariantKind::NodeOutOfRange
@@ -60,6 +65,7 @@
 //! [`SizeCopy`]: InvariantKind::SizeCopy
 //! [`FreeRunsTouch`]: InvariantKind::FreeRunsTouch
 //! [`RunNotInTree`]: InvariantKind::RunNotInTree
+//! [`TopInTree`]: InvariantKind::TopInTree
 //! [`Stats`]: InvariantKind::Stats
 //!
 //! # Hot paths
@@ -144,6 +150,9 @@ pub struct Heap<'a> {
     first: u32,
     /// One past the last managed block.
     end: u32,
+    /// First block of the top, the free run that ends the heap (kept out of the tree), or `end` when the last
+    /// block is used.
+    top: u32,
     /// Managed blocks that are free, and how many free runs they form.
     free_blocks: u32,
     free_runs: u32,
@@ -183,6 +192,7 @@ impl<'a> Heap<'a> {
             base: unsafe { ptr.add(skip) },
             first,
             end: total,
+            top: first,
             free_blocks: total - first,
             free_runs: 1,
             peak_used: 0,
@@ -200,7 +210,6 @@ impl<'a> Heap<'a> {
         heap.set_header(HDR_COUNT, total - first);
         heap.set_header(HDR_ROOT, NIL);
         heap.make_run(first, total - first);
-        heap.tree_insert(first);
         Ok(heap)
     }
 
@@ -227,6 +236,28 @@ impl<'a> Heap<'a> {
     /// [`OutOfMemory`](HeapError::OutOfMemory).
     #[inline(always)]
     pub fn alloc(&mut self, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
+        // The common request in two compares: 1 byte up to the capacity, and an alignment of 1, 2, 4 or 8
+        // (`align - 1` below 8 and sharing no bit with `align`). Everything else is out of line.
+        if size.wrapping_sub(1) >= self.capacity() || align.wrapping_sub(1) & (align | !7) != 0 {
+            return self.alloc_other(size, align);
+        }
+        let n = ((size + 7) >> 3) as u32;
+        let (run, below) = self.best_fit(n);
+        // The top comes after every tree run of its size in key order (it ends the heap).
+        let top_size = self.end - self.top;
+        if top_size >= n && (run == NIL || top_size < self.size(run)) {
+            return Ok(self.take_top(self.top, n));
+        }
+        if run == NIL {
+            return self.refuse_cold(HeapError::OutOfMemory);
+        }
+        Ok(self.take(run, below, run, n))
+    }
+
+    /// `alloc` for what its fast path leaves: refusals of bad requests, and alignments above a block.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_other"))]
+    fn alloc_other(&mut self, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
         if size == 0 {
             return self.refuse(HeapError::ZeroSize);
         }
@@ -236,38 +267,35 @@ impl<'a> Heap<'a> {
         if size > self.capacity() {
             return self.refuse(HeapError::TooLarge);
         }
-        let n = ((size + 7) >> 3) as u32;
-        if align > 8 {
-            return self.alloc_aligned(n, align);
-        }
-        let (run, below) = self.best_fit(n);
-        if run == NIL {
-            return self.refuse(HeapError::OutOfMemory);
-        }
-        Ok(self.take(run, below, run, n))
+        self.alloc_aligned(((size + 7) >> 3) as u32, align)
     }
 
     /// `alloc` for alignments above a block: the smallest run in key order whose first aligned block leaves
     /// room for `n` blocks, placed by the run's real address. Runs of at least `n + align/8 - 1` blocks
-    /// always fit, so the walk passes only runs whose size lies between that and `n`. Out of line: games
-    /// rarely ask for it.
-    #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_aligned"))]
+    /// always fit, so the walk passes only runs whose size lies between that and `n`.
+    #[inline(always)]
     fn alloc_aligned(&mut self, n: u32, align: usize) -> Result<NonNull<u8>, HeapError> {
         if self.pad_blocks(self.first, align) + n as usize > (self.end - self.first) as usize {
             return self.refuse(HeapError::TooLarge);
         }
         let mut run = self.ceiling(n);
-        while run != NIL {
-            let front = self.pad_blocks(run, align);
-            if front + n as usize <= self.size(run) as usize {
-                let below = self.predecessor(run);
-                // front < the run's size, so it fits a u32.
-                return Ok(self.take(run, below, run + front as u32, n));
-            }
+        while run != NIL && self.pad_blocks(run, align) + n as usize > self.size(run) as usize {
             run = self.successor(run);
         }
-        self.refuse(HeapError::OutOfMemory)
+        // The top, if it fits and its key is below the tree run found.
+        let top = self.top;
+        let top_size = self.end - top;
+        let top_front = self.pad_blocks(top, align);
+        if top_front + n as usize <= top_size as usize && (run == NIL || (top_size << 16 | top) < self.key(run)) {
+            // top_front < the top's size, so it fits a u32.
+            return Ok(self.take_top(top + top_front as u32, n));
+        }
+        if run == NIL {
+            return self.refuse(HeapError::OutOfMemory);
+        }
+        let below = self.predecessor(run);
+        // The front < the run's size, so it fits a u32.
+        Ok(self.take(run, below, run + self.pad_blocks(run, align) as u32, n))
     }
 
     /// Blocks from block `b` to the first block at or after it whose address is a multiple of `align` (a
@@ -311,6 +339,34 @@ impl<'a> Heap<'a> {
                 self.free_runs += 1;
             }
         }
+        self.hand_out(start, n)
+    }
+
+    /// Hands out blocks `start..start + n` of the top; what is left in front of them becomes a tree run, what
+    /// is left behind them the top.
+    #[inline(always)]
+    fn take_top(&mut self, start: u32, n: u32) -> NonNull<u8> {
+        let top = self.top;
+        if start != top {
+            // The padding in front: the block before it is used or the map.
+            self.make_run(top, start - top);
+            self.tree_insert(top);
+            self.free_runs += 1;
+        }
+        let after = start + n;
+        if after != self.end {
+            self.make_run(after, self.end - after);
+        } else {
+            self.free_runs -= 1;
+        }
+        self.top = after;
+        self.hand_out(start, n)
+    }
+
+    /// Marks blocks `start..start + n`, taken out of the free runs, as a used run, counts them and returns
+    /// their address.
+    #[inline(always)]
+    fn hand_out(&mut self, start: u32, n: u32) -> NonNull<u8> {
         self.mark_used(start, n);
         self.free_blocks -= n;
         let used = self.used_blocks();
@@ -332,6 +388,21 @@ impl<'a> Heap<'a> {
         let (e, next_free) = self.clear_used_run(b);
         self.free_blocks += e + 1 - b;
         let below_free = prev & USED_BIT == 0;
+        if e + 1 == self.top {
+            // The run joins the top (or becomes it, when the top was empty), with the free run below if any.
+            let mut start = b;
+            if below_free {
+                start = b - self.size(b - 1);
+                self.tree_remove(start);
+                self.free_runs -= 1;
+            }
+            if self.top == self.end {
+                self.free_runs += 1;
+            }
+            self.top = start;
+            self.make_run(start, self.end - start);
+            return Ok(());
+        }
         if !below_free && !next_free {
             self.make_run(b, e + 1 - b);
             self.tree_insert(b);
@@ -340,7 +411,7 @@ impl<'a> Heap<'a> {
         }
         // Merge: one neighbour's node takes the merged run, whose key is larger than either neighbour's.
         // Block b-1 is the last of a free run: its size copy leads to that run's node. Block e+1 starts a
-        // free run: its node is right there.
+        // free run other than the top: its node is right there.
         let mut start = b;
         let mut size = e + 1 - b;
         let mut node = e + 1;
@@ -402,8 +473,12 @@ impl<'a> Heap<'a> {
             }
             // The run behind gives up its first k blocks as an allocation would; then the old blocks and the new
             // are marked as one run.
-            let below = self.predecessor(next);
-            self.take(next, below, next, k);
+            if next == self.top {
+                self.take_top(next, k);
+            } else {
+                let below = self.predecessor(next);
+                self.take(next, below, next, k);
+            }
             self.mark_used(b, n);
         }
         Ok(())
@@ -450,6 +525,13 @@ impl<'a> Heap<'a> {
     fn refuse(&mut self, e: HeapError) -> Result<NonNull<u8>, HeapError> {
         self.failed = self.failed.saturating_add(1);
         Err(e)
+    }
+
+    /// `refuse` out of the fast path's line.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_refuse"))]
+    fn refuse_cold(&mut self, e: HeapError) -> Result<NonNull<u8>, HeapError> {
+        self.refuse(e)
     }
 
     #[inline(always)]

@@ -40,17 +40,20 @@ impl Heap<'_> {
         }
     }
 
-    /// The size of the largest free run: the rightmost node holds the largest key. O(height).
+    /// The size of the largest free run: the top, or the tree's rightmost node, which holds its largest key.
+    /// O(height).
     fn largest_free_blocks(&self) -> u32 {
+        let top = self.end - self.top;
         let mut x = self.root();
         if x == NIL {
-            return 0;
+            return top;
         }
         let mut l = self.larger(x);
         while l != NIL {
             x = l;
             l = self.larger(x);
         }
-        self.size(x)
+        let s = self.size(x);
+        if s > top { s } else { top }
     }
 }

@@ -354,11 +354,63 @@ fn checker_names_each_broken_invariant_and_block() {
     poke(&mut h, bb + 2, SIZE, 3);
     expect(&h, RunNotInTree, bb);
 
+    // The top given a node, as if a free had put it in the tree.
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let _a = h.alloc(8, 8).unwrap();
+    let b = h.alloc(24, 8).unwrap();
+    let _c = h.alloc(8, 8).unwrap();
+    h.free(b).unwrap();
+    let top = h.top;
+    h.tree_insert(top);
+    expect(&h, TopInTree, top);
+
+    // The top's first block with the red code.
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let _a = h.alloc(8, 8).unwrap();
+    let top = h.top;
+    h.map_set(top, RED);
+    expect(&h, StrayRed, top);
+
     // Counters.
     let mut w = region(4096);
     let (mut h, _) = fragmented(&mut w);
     h.free_runs += 1;
     expect(&h, Stats, 0);
+
+    // The top's first block, kept beside the map, names another block.
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let _a = h.alloc(8, 8).unwrap();
+    h.top += 1;
+    expect(&h, Stats, 0);
+}
+
+/// What the fast paths must keep of the top, the free run that ends the heap and has no node: an allocation
+/// from it leaves the rest as the top, a free behind a used block makes it the top, and a free that touches the
+/// top joins it, with the free run below it if any.
+#[test]
+fn the_top_stays_out_of_the_tree() {
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    assert_eq!((h.root(), h.top), (NIL, h.first));
+    let p: Vec<_> = (0..4).map(|_| h.alloc(16, 8).unwrap()).collect();
+    assert_eq!((h.root(), h.top), (NIL, h.first + 8));
+    h.free(p[1]).unwrap(); // a run with a node
+    assert_eq!(h.root(), block_of(&h, p[1]));
+    h.free(p[3]).unwrap(); // joins the top
+    assert_eq!(h.top, block_of(&h, p[3]));
+    h.free(p[2]).unwrap(); // merges with the run below and the top: the tree is empty again
+    assert_eq!((h.root(), h.top), (NIL, block_of(&h, p[1])));
+    ok(&h);
+    // Filled to the last block, the heap has no top; freeing the last run makes it the top again.
+    let rest = h.alloc(h.stats().largest_free as usize, 8).unwrap();
+    assert_eq!((h.top, h.stats().free_runs), (h.end, 0));
+    ok(&h);
+    h.free(rest).unwrap();
+    assert_eq!((h.top, h.stats().free_runs), (block_of(&h, p[1]), 1));
+    ok(&h);
 }
 
 /// A test lock for the host: spins on an atomic flag (the heap's calls are short).
