@@ -64,6 +64,8 @@ pub struct Report {
     last_frame_cycles: u32,
     /// `IndexPool::peak()`, read last (the free-stack probe above fills the pool, so the peak is its capacity).
     pool_peak: u32,
+    /// `Heap::bin_heads()`: the first run of each bin.
+    heap_bins: [u16; 16],
 }
 
 #[unsafe(no_mangle)]
@@ -76,6 +78,7 @@ static mut ALLOC_STATE_REPORT: Report = Report {
     live_values: [Bullet { x: 0, y: 0, dx: 0, dy: 0 }; SLOTS],
     last_frame_cycles: 0,
     pool_peak: 0,
+    heap_bins: [0; 16],
 };
 
 /// gdb breaks here with both allocators in their known state.
@@ -116,6 +119,7 @@ fn report(report: &mut Report, pool: &mut IndexPool<Bullet, u8, SLOTS>, heap: &H
         s.failed_requests,
         s.bad_frees,
     ];
+    report.heap_bins = heap.bin_heads();
     report.pool_len = pool.len() as u32;
     for (k, (h, v)) in pool.iter().enumerate() {
         report.live[k] = h.index();
@@ -183,7 +187,8 @@ extern "C" fn main() -> ! {
         trace::heap_alloc(size, align, r);
         r
     };
-    let ptrs = [(24, 8), (96, 4), (8, 8), (40, 8), (200, 64), (16, 8), (48, 8), (5000, 8)].map(|(s, a)| heap_op(s, a));
+    let ptrs =
+        [(24, 8), (160, 4), (8, 8), (200, 8), (200, 64), (16, 8), (48, 8), (5000, 8)].map(|(s, a)| heap_op(s, a));
     for k in [1, 3, 1] {
         if let Ok(p) = ptrs[k] {
             let r = heap_free(heap, p);

@@ -26,6 +26,8 @@ FREE, USED, RED, LAST = 0b00, 0b01, 0b10, 0b11  # map codes (heap/map.rs)
 USED_BIT = 0b01
 NIL = 0
 MAX_DEPTH = 32  # heap/check.rs: no valid tree is deeper
+BINNED = 15  # heap/bins.rs: free runs of up to 15 blocks (but the top) are in bins, not the tree
+BIN_NEXT, BIN_PREV = 0, 2  # u16 links of a binned run's first block
 
 POOL_TYPE = "stackshot_alloc::pool::index::IndexPool<"
 HEAP_TYPE = "stackshot_alloc::heap::Heap"
@@ -241,6 +243,9 @@ class HeapImage:
         self.first = int(field(value, "first"))
         self.end = int(field(value, "end"))
         self.top = int(field(value, "top"))
+        bins = field(value, "bins")
+        self.bins = [int(bins[s]) for s in range(BINNED + 1)]
+        self.binned = int(field(value, "binned"))
         self.free_blocks = int(field(value, "free_blocks"))
         self.free_runs = int(field(value, "free_runs"))
         self.peak_used = int(field(value, "peak_used"))
@@ -318,7 +323,8 @@ class HeapImage:
         top = self.end - self.top
         x = self.u16(HDR_ROOT)
         if x == NIL:
-            return top
+            binned = [s for s in range(1, BINNED + 1) if self.binned & (1 << s)]
+            return max([top] + binned)
         while self.node(x, NODE_LARGER) != NIL:
             x = self.node(x, NODE_LARGER)
         return max(self.size(x), top)
@@ -336,6 +342,10 @@ class HeapImage:
         broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, nodes)
         if isinstance(broken, tuple):
             return broken
+        broken = self.check_bins()
+        if isinstance(broken, tuple):
+            return broken
+        binned = broken
         b, runs, free, top = self.first, 0, 0, self.end
         while b < self.end:
             if self.code(b) & USED_BIT:
@@ -365,13 +375,16 @@ class HeapImage:
                 if self.code(b) == RED:
                     return ("StrayRed", b)
                 top = b
+            elif s <= BINNED:
+                if b not in self.bin_list(s):
+                    return ("RunNotInBin", b)
             elif not self.tree_has(b):
                 return ("RunNotInTree", b)
             runs += 1
             free += s
             b += s
         used = self.end - self.first - free
-        tree_runs = runs - (0 if top == self.end else 1)
+        tree_runs = runs - binned - (0 if top == self.end else 1)
         if (free != self.free_blocks or runs != self.free_runs or nodes[0] != tree_runs or self.peak_used < used
                 or top != self.top):
             return ("Stats", 0)
@@ -397,6 +410,8 @@ class HeapImage:
         red = self.is_red(x)
         if red and self.is_red(parent):
             return ("RedRed", x)
+        if self.size(x) <= BINNED:
+            return ("SmallInTree", x)
         nodes[0] += 1
         hs = self.check_subtree(self.node(x, NODE_SMALLER), x, lo, k, depth + 1, nodes)
         if isinstance(hs, tuple):
@@ -407,6 +422,31 @@ class HeapImage:
         if hs != hl:
             return ("BlackHeight", x)
         return hs + (0 if red else 1)
+
+    def check_bins(self):
+        """The runs the bins hold, or the (kind, block) of a broken list (Heap::check_bins)."""
+        total = 0
+        for s in range(1, BINNED + 1):
+            head = self.bins[s]
+            if (head != NIL) != bool(self.binned & (1 << s)):
+                return ("BinLink", 0)
+            prev, r = NIL, head
+            while r != NIL:
+                run_start = self.managed(r) and (r == self.first or self.code(r - 1) & USED_BIT)
+                if (not run_start or self.code(r) != 0 or self.size(r) != s or r + s >= self.end
+                        or self.node(r, BIN_PREV) != prev or total >= self.end - self.first):
+                    return ("BinLink", r)
+                total += 1
+                prev, r = r, self.node(r, BIN_NEXT)
+        return total
+
+    def bin_list(self, s):
+        """The runs of bin s, first first (bounded: a broken list stops at the heap's size)."""
+        out, r = [], self.bins[s]
+        while r != NIL and self.managed(r) and len(out) < self.end:
+            out.append(r)
+            r = self.node(r, BIN_NEXT)
+        return out
 
     def tree_has(self, b):
         k, x = self.key(b), self.u16(HDR_ROOT)
@@ -457,6 +497,11 @@ class HeapCommand(gdb.Command):
             top = h.top_run()
             print("top (the free run that ends the heap, outside the tree): %s"
                   % ("none" if top is None else "%d: size %d" % top))
+            print("bins (size in blocks: first block of each run, first first):")
+            bins = ["%d:%s" % (s, "".join(" %d" % r for r in h.bin_list(s)))
+                    for s in range(1, BINNED + 1) if h.bin_list(s)]
+            for line in bins or ["(empty)"]:
+                print("  " + line)
             free = h.free_blocks * BLOCK
             print("stats: capacity %d B, used %d B, free %d B in %d runs, largest free %d B, peak %d B, "
                   "failed requests %d, bad frees %d"

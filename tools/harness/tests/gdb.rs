@@ -101,7 +101,12 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let elf = Elf::read(&fixture()).unwrap();
     let (heap, report) = decoded(&elf);
     let stats = report.heap_stats;
-    let counters = Counters { free_blocks: stats[1] / 8, free_runs: stats[4], peak_used: stats[5] / 8 };
+    let counters = Counters {
+        free_blocks: stats[1] / 8,
+        free_runs: stats[4],
+        peak_used: stats[5] / 8,
+        bins: Some(report.heap_bins),
+    };
     assert_eq!(heap.check(counters), Ok(()), "the fixture's heap decodes as broken");
     assert_eq!(report.check, "ok");
 
@@ -216,7 +221,12 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     assert_eq!(gdb_tree, heap.tree_lines());
     assert!(gdb_tree.len() >= 2, "the fixture should leave several free runs: {gdb_tree:?}");
     assert_eq!(lines[top_at], format!("top (the free run that ends the heap, outside the tree): {}", heap.top_line()));
-    let stats_at = top_at + 1;
+    let bins_at = top_at + 1;
+    assert!(lines[bins_at].starts_with("bins"), "{}", lines[bins_at]);
+    let stats_at = lines.iter().position(|l| l.starts_with("stats:")).unwrap();
+    let gdb_bins: Vec<String> = lines[bins_at + 1..stats_at].iter().map(|l| l.trim().to_string()).collect();
+    let bins = heap.bin_lines(report.heap_bins);
+    assert_eq!(gdb_bins, if bins.is_empty() { vec!["(empty)".to_string()] } else { bins });
     assert_eq!(
         lines[stats_at],
         format!(

@@ -90,6 +90,7 @@
 //! 40–90 cycles in the worst cases.
 
 mod adapter;
+mod bins;
 mod boxed;
 mod check;
 mod global;
@@ -108,6 +109,7 @@ pub use global::GlobalHeap;
 pub use map::Block;
 pub use stats::Stats;
 
+use bins::{BINNED, BINS};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use map::{USED, USED_BIT};
@@ -118,6 +120,8 @@ const HDR_COUNT: usize = 0;
 const HDR_ROOT: usize = 2;
 /// The map starts right after the header.
 const MAP: usize = 4;
+/// `take`'s predecessor when it is not known (never a block: blocks are below 65 536).
+const UNKNOWN: u32 = u32::MAX;
 
 /// Why a request or a free was refused. A refused call leaves the heap unchanged (apart from the counters of
 /// failed requests and bad frees).
@@ -153,6 +157,10 @@ pub struct Heap<'a> {
     /// First block of the top, the free run that ends the heap (kept out of the tree), or `end` when the last
     /// block is used.
     top: u32,
+    /// Heads of the bins, the lists of free runs of 1 to `BINNED` blocks (index = size; 0 = empty), and a mask
+    /// with bit `s` set when bin `s` is not empty.
+    bins: [u16; BINS],
+    binned: u32,
     /// Managed blocks that are free, and how many free runs they form.
     free_blocks: u32,
     free_runs: u32,
@@ -193,6 +201,8 @@ impl<'a> Heap<'a> {
             first,
             end: total,
             top: first,
+            bins: [0; BINS],
+            binned: 0,
             free_blocks: total - first,
             free_runs: 1,
             peak_used: 0,
@@ -242,9 +252,29 @@ impl<'a> Heap<'a> {
             return self.alloc_other(size, align);
         }
         let n = ((size + 7) >> 3) as u32;
-        let (run, below) = self.best_fit(n);
-        // The top comes after every tree run of its size in key order (it ends the heap).
+        // The smallest run that fits: a binned one, else one in the tree (all larger than the bins'); the top
+        // when it is smaller still (it comes after every run of its size: it ends the heap).
         let top_size = self.end - self.top;
+        let s = if n <= BINNED { self.bin_fit(n) } else { 0 };
+        if s != 0 {
+            if top_size >= n && top_size < s {
+                return Ok(self.take_top(self.top, n));
+            }
+            return Ok(self.take_binned(s, n));
+        }
+        // No bin fits: with an empty tree, or a top small enough for a bin (smaller than every tree run), the
+        // top is the best fit if it fits at all.
+        if top_size >= n && (top_size <= BINNED || self.root() == NIL) {
+            return Ok(self.take_top(self.top, n));
+        }
+        self.alloc_tree(n, top_size)
+    }
+
+    /// `alloc`'s search of the tree, when no bin serves the request. Out of line, to keep `alloc` short.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_tree"))]
+    fn alloc_tree(&mut self, n: u32, top_size: u32) -> Result<NonNull<u8>, HeapError> {
+        let (run, below) = self.best_fit(n);
         if top_size >= n && (run == NIL || top_size < self.size(run)) {
             return Ok(self.take_top(self.top, n));
         }
@@ -252,6 +282,20 @@ impl<'a> Heap<'a> {
             return self.refuse_cold(HeapError::OutOfMemory);
         }
         Ok(self.take(run, below, run, n))
+    }
+
+    /// Hands out the first `n` blocks of the first run of bin `s >= n`; the rest goes to its own bin.
+    #[inline(always)]
+    fn take_binned(&mut self, s: u32, n: u32) -> NonNull<u8> {
+        let run = self.bin_head(s);
+        self.bin_unlink(run, s);
+        if s == n {
+            self.free_runs -= 1;
+        } else {
+            self.make_run(run + n, s - n);
+            self.bin_push(run + n, s - n);
+        }
+        self.hand_out(run, n)
     }
 
     /// `alloc` for what its fast path leaves: refusals of bad requests, and alignments above a block.
@@ -278,6 +322,24 @@ impl<'a> Heap<'a> {
         if self.pad_blocks(self.first, align) + n as usize > (self.end - self.first) as usize {
             return self.refuse(HeapError::TooLarge);
         }
+        // Binned runs first, smallest size first, then the tree's in key order.
+        let mut s = n;
+        while s <= BINNED {
+            let mut r = self.bin_head(s);
+            while r != NIL {
+                if self.pad_blocks(r, align) + n as usize <= s as usize {
+                    let top = self.top;
+                    let top_size = self.end - top;
+                    let top_front = self.pad_blocks(top, align);
+                    if top_front + n as usize <= top_size as usize && top_size < s {
+                        return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
+                    }
+                    return Ok(self.take(r, UNKNOWN, r + self.pad_blocks(r, align) as u32, n));
+                }
+                r = self.bin_next(r);
+            }
+            s += 1;
+        }
         let mut run = self.ceiling(n);
         while run != NIL && self.pad_blocks(run, align) + n as usize > self.size(run) as usize {
             run = self.successor(run);
@@ -288,14 +350,13 @@ impl<'a> Heap<'a> {
         let top_front = self.pad_blocks(top, align);
         if top_front + n as usize <= top_size as usize && (run == NIL || (top_size << 16 | top) < self.key(run)) {
             // top_front < the top's size, so it fits a u32.
-            return Ok(self.take_top(top + top_front as u32, n));
+            return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
         }
         if run == NIL {
             return self.refuse(HeapError::OutOfMemory);
         }
-        let below = self.predecessor(run);
         // The front < the run's size, so it fits a u32.
-        Ok(self.take(run, below, run + self.pad_blocks(run, align) as u32, n))
+        Ok(self.take(run, UNKNOWN, run + self.pad_blocks(run, align) as u32, n))
     }
 
     /// Blocks from block `b` to the first block at or after it whose address is a multiple of `align` (a
@@ -306,40 +367,74 @@ impl<'a> Heap<'a> {
         (align.wrapping_sub(addr) & (align - 1)) >> 3
     }
 
-    /// Hands out blocks `start..start + n` of the free run `run` (`below` is its predecessor in key order, or
-    /// NIL; only read when something is left of the run): what is left becomes one or two free runs.
-    #[inline(always)]
+    /// Hands out blocks `start..start + n` of the free run `run`, the top, binned or in the tree (`below` is its
+    /// predecessor in key order, NIL for none, or `UNKNOWN`, which moves a tree run's node by removing and
+    /// inserting; only read for a tree run when something is left): what is left becomes one or two free runs. Out of line: shared by the tree's, the aligned and the
+    /// resizing paths.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_take"))]
     fn take(&mut self, run: u32, below: u32, start: u32, n: u32) -> NonNull<u8> {
+        if run == self.top {
+            return self.take_top(start, n);
+        }
         let run_size = self.size(run);
         let front = start - run;
         let after = start + n;
         let tail = run + run_size - after;
-        // The first of what is left can take the run's node over in place when its smaller key stays above
-        // the predecessor `below`; the key only shrinks, so it stays below the successor.
-        let (keep, keep_size) = if front != 0 { (run, front) } else { (after, tail) };
-        if keep_size != 0 && (below == NIL || self.key(below) < (keep_size << 16 | keep)) {
-            self.tree_replace(run, keep, keep_size);
-            if front != 0 && tail != 0 {
-                self.make_run(after, tail);
-                self.tree_insert(after);
-                self.free_runs += 1;
+        if run_size > BINNED {
+            // The first of what is left can take the run's node over in place when it stays in the tree and
+            // its smaller key stays above the predecessor `below`; the key only shrinks, so it stays below the
+            // successor.
+            let (keep, keep_size) = if front != 0 { (run, front) } else { (after, tail) };
+            if keep_size > BINNED && below != UNKNOWN && (below == NIL || self.key(below) < (keep_size << 16 | keep)) {
+                self.tree_replace(run, keep, keep_size);
+                if front != 0 && tail != 0 {
+                    self.add_run(after, tail);
+                }
+                return self.hand_out(start, n);
             }
-        } else {
             self.tree_remove(run);
-            self.free_runs -= 1;
-            if front != 0 {
-                // The padding in front becomes a free run; the block before it is used or the map.
-                self.make_run(run, front);
-                self.tree_insert(run);
-                self.free_runs += 1;
-            }
-            if tail != 0 {
-                self.make_run(after, tail);
-                self.tree_insert(after);
-                self.free_runs += 1;
-            }
+        } else {
+            self.bin_unlink(run, run_size);
+        }
+        self.free_runs -= 1;
+        if front != 0 {
+            // The padding in front becomes a free run; the block before it is used or the map.
+            self.add_run(run, front);
+        }
+        if tail != 0 {
+            self.add_run(after, tail);
         }
         self.hand_out(start, n)
+    }
+
+    /// Writes the free run of `size` blocks at `b` (not the top) and puts it in its bin or the tree.
+    #[inline(always)]
+    fn index_run(&mut self, b: u32, size: u32) {
+        self.make_run(b, size);
+        if size <= BINNED {
+            self.bin_push(b, size);
+        } else {
+            self.tree_insert(b);
+        }
+    }
+
+    /// `index_run` and count the run, out of line for the paths that split and merge.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_add_run"))]
+    fn add_run(&mut self, b: u32, size: u32) {
+        self.index_run(b, size);
+        self.free_runs += 1;
+    }
+
+    /// Takes the free run of `size` blocks at `b` (not the top) out of its bin or the tree.
+    #[inline(always)]
+    fn unindex_run(&mut self, b: u32, size: u32) {
+        if size <= BINNED {
+            self.bin_unlink(b, size);
+        } else {
+            self.tree_remove(b);
+        }
     }
 
     /// Hands out blocks `start..start + n` of the top; what is left in front of them becomes a tree run, what
@@ -349,9 +444,7 @@ impl<'a> Heap<'a> {
         let top = self.top;
         if start != top {
             // The padding in front: the block before it is used or the map.
-            self.make_run(top, start - top);
-            self.tree_insert(top);
-            self.free_runs += 1;
+            self.add_run(top, start - top);
         }
         let after = start + n;
         if after != self.end {
@@ -388,12 +481,13 @@ impl<'a> Heap<'a> {
         let (e, next_free) = self.clear_used_run(b);
         self.free_blocks += e + 1 - b;
         let below_free = prev & USED_BIT == 0;
-        if e + 1 == self.top {
+        let after = e + 1;
+        if after == self.top {
             // The run joins the top (or becomes it, when the top was empty), with the free run below if any.
             let mut start = b;
             if below_free {
                 start = b - self.size(b - 1);
-                self.tree_remove(start);
+                self.unindex_run(start, b - start);
                 self.free_runs -= 1;
             }
             if self.top == self.end {
@@ -404,38 +498,59 @@ impl<'a> Heap<'a> {
             return Ok(());
         }
         if !below_free && !next_free {
-            self.make_run(b, e + 1 - b);
-            self.tree_insert(b);
+            self.index_run(b, after - b);
             self.free_runs += 1;
             return Ok(());
         }
-        // Merge: one neighbour's node takes the merged run, whose key is larger than either neighbour's.
-        // Block b-1 is the last of a free run: its size copy leads to that run's node. Block e+1 starts a
-        // free run other than the top: its node is right there.
+        self.merge(b, after, below_free, next_free);
+        Ok(())
+    }
+
+    /// `free`'s merge of the run `b..after` with its free neighbours (one at least; neither is the top). A tree
+    /// neighbour's node takes the merged run, whose key is larger than either neighbour's; binned neighbours
+    /// leave their bins. Block b-1 is the last of a free run: its size copy leads to that run's node. Block
+    /// `after` starts a free run: its node is right there. Out of line, to keep `free` short.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_merge"))]
+    fn merge(&mut self, b: u32, after: u32, below_free: bool, next_free: bool) {
         let mut start = b;
-        let mut size = e + 1 - b;
-        let mut node = e + 1;
+        let mut size = after - b;
+        let mut node = NIL;
+        let mut node_size = 0;
         if below_free {
             let below_size = self.size(b - 1);
             start = b - below_size;
             size += below_size;
-            node = start;
-            if next_free {
+            if below_size > BINNED {
+                (node, node_size) = (start, below_size);
+            } else {
+                self.bin_unlink(start, below_size);
+            }
+            self.free_runs -= 1;
+        }
+        if next_free {
+            let above_size = self.size(after);
+            size += above_size;
+            if above_size <= BINNED {
+                self.bin_unlink(after, above_size);
+            } else if node == NIL {
+                node = after;
+            } else {
                 // Keep the node with the larger key, which fewer keys follow; the other leaves the tree.
-                let above_size = self.size(e + 1);
-                size += above_size;
-                let mut gone = e + 1;
-                if above_size >= below_size {
+                let mut gone = after;
+                if above_size >= node_size {
                     (node, gone) = (gone, node);
                 }
                 self.tree_remove(gone);
-                self.free_runs -= 1;
             }
-        } else {
-            size += self.size(e + 1);
+            self.free_runs -= 1;
         }
-        self.tree_grow(node, start, size);
-        Ok(())
+        if node != NIL {
+            self.tree_grow(node, start, size);
+            self.free_runs += 1;
+        } else {
+            self.add_run(start, size);
+        }
     }
 
     /// Resizes the used run starting at `ptr` to `size` bytes without moving it: a smaller size frees the
@@ -473,12 +588,8 @@ impl<'a> Heap<'a> {
             }
             // The run behind gives up its first k blocks as an allocation would; then the old blocks and the new
             // are marked as one run.
-            if next == self.top {
-                self.take_top(next, k);
-            } else {
-                let below = self.predecessor(next);
-                self.take(next, below, next, k);
-            }
+            let below = if next != self.top && self.size(next) > BINNED { self.predecessor(next) } else { UNKNOWN };
+            self.take(next, below, next, k);
             self.mark_used(b, n);
         }
         Ok(())

@@ -5,6 +5,7 @@
 extern crate alloc;
 extern crate std;
 
+use super::bins::BINNED;
 use super::map::{FREE, LAST, RED, USED};
 use super::props::{self, PropReport};
 use super::tree::NIL;
@@ -186,14 +187,14 @@ fn best_fit_picks_the_smallest_run_that_fits() {
     ok(&h);
 }
 
-/// A heap with many free runs of varied sizes (a deep tree with red and black nodes), kept as the live
-/// pointers and the heap.
+/// A heap with many free runs of varied sizes, too large for the bins (a deep tree with red and black nodes),
+/// kept as the live pointers and the heap.
 fn fragmented(w: &mut [u64]) -> (Heap<'_>, Vec<NonNull<u8>>) {
     let mut h = Heap::new(bytes(w)).unwrap();
     let mut live = Vec::new();
     let mut holes = Vec::new();
     let mut i = 0;
-    while let Ok(p) = h.alloc(8 * (1 + i % 5), 8) {
+    while let Ok(p) = h.alloc(8 * (BINNED as usize + 1 + i % 5), 8) {
         if i % 2 == 0 {
             holes.push(p)
         } else {
@@ -287,10 +288,11 @@ fn checker_names_each_broken_invariant_and_block() {
     expect(&h, BlackHeight, p);
 
     // Unbalanced: relink all nodes into one chain (ordered, parents right, all black) deeper than allowed.
-    let mut w = region(4096);
+    let mut w = region(32768);
     let (mut h, _) = fragmented(&mut w);
-    let mut nodes: Vec<u32> =
-        (h.first..h.end).filter(|&b| h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1)).collect();
+    let mut nodes: Vec<u32> = (h.first..h.end)
+        .filter(|&b| h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1) && h.size(b) > BINNED)
+        .collect();
     nodes.sort_by_key(|&b| h.key(b));
     assert!(nodes.len() > 40);
     for (i, &b) in nodes.iter().enumerate() {
@@ -340,19 +342,58 @@ fn checker_names_each_broken_invariant_and_block() {
     poke(&mut h, e - 2, SIZE, 495);
     expect(&h, FreeRunsTouch, e - 1);
 
-    // A used run marked free in the map (with a valid size) but not in the tree.
-    let mut w = region(4096);
-    let mut h = Heap::new(bytes(&mut w)).unwrap();
-    let _a = h.alloc(8, 8).unwrap();
-    let b = h.alloc(24, 8).unwrap();
-    let _c = h.alloc(8, 8).unwrap();
-    let bb = block_of(&h, b);
-    for i in 0..3 {
-        h.map_set(bb + i, FREE);
+    // A used run marked free in the map (with a valid size) but not in the tree, or (small) not in its bin.
+    for (blocks, kind) in [(20, RunNotInTree), (3, RunNotInBin)] {
+        let mut w = region(4096);
+        let mut h = Heap::new(bytes(&mut w)).unwrap();
+        let _a = h.alloc(8, 8).unwrap();
+        let b = h.alloc(8 * blocks as usize, 8).unwrap();
+        let _c = h.alloc(8, 8).unwrap();
+        let bb = block_of(&h, b);
+        for i in 0..blocks {
+            h.map_set(bb + i, FREE);
+        }
+        poke(&mut h, bb, SIZE, blocks as u16);
+        poke(&mut h, bb + blocks - 1, SIZE, blocks as u16);
+        expect(&h, kind, bb);
     }
-    poke(&mut h, bb, SIZE, 3);
-    poke(&mut h, bb + 2, SIZE, 3);
-    expect(&h, RunNotInTree, bb);
+
+    // Bins: three 2-block runs in bin 2 (the last freed first), between used blocks; a prev link that names
+    // another entry, a mask bit cleared, a loop, a list cut short; and a binned run put in the tree.
+    for case in 0..5 {
+        let mut w = region(4096);
+        let mut h = Heap::new(bytes(&mut w)).unwrap();
+        let p: Vec<_> = (0..6).map(|_| h.alloc(16, 8).unwrap()).collect();
+        for i in [0, 2, 4] {
+            h.free(p[i]).unwrap();
+        }
+        ok(&h);
+        let (head, second, third) = (block_of(&h, p[4]), block_of(&h, p[2]), block_of(&h, p[0]));
+        assert_eq!((h.bin_head(2), h.bin_next(head), h.bin_next(second)), (head, second, third));
+        match case {
+            0 => {
+                poke(&mut h, third, 2, head as u16);
+                expect(&h, BinLink, third);
+            }
+            1 => {
+                h.binned &= !(1 << 2);
+                expect(&h, BinLink, 0);
+            }
+            2 => {
+                poke(&mut h, second, 0, second as u16);
+                expect(&h, BinLink, second);
+            }
+            3 => {
+                poke(&mut h, second, 0, 0);
+                expect(&h, RunNotInBin, third);
+            }
+            _ => {
+                h.bin_unlink(second, 2);
+                h.tree_insert(second);
+                expect(&h, SmallInTree, second);
+            }
+        }
+    }
 
     // The top given a node, as if a free had put it in the tree.
     let mut w = region(4096);
@@ -395,8 +436,8 @@ fn the_top_stays_out_of_the_tree() {
     let mut w = region(4096);
     let mut h = Heap::new(bytes(&mut w)).unwrap();
     assert_eq!((h.root(), h.top), (NIL, h.first));
-    let p: Vec<_> = (0..4).map(|_| h.alloc(16, 8).unwrap()).collect();
-    assert_eq!((h.root(), h.top), (NIL, h.first + 8));
+    let p: Vec<_> = (0..4).map(|_| h.alloc(16 * 8, 8).unwrap()).collect();
+    assert_eq!((h.root(), h.top), (NIL, h.first + 64));
     h.free(p[1]).unwrap(); // a run with a node
     assert_eq!(h.root(), block_of(&h, p[1]));
     h.free(p[3]).unwrap(); // joins the top
@@ -816,9 +857,11 @@ fn item6_aligned_requests_that_fit_are_served() {
     }
     ok(&h);
     assert_eq!(h.stats().largest_free, 64);
-    for &(_, p) in &holes {
-        assert_eq!(h.alloc(64, 64), Ok(p), "a 64-byte hole at a 64-aligned address");
-    }
+    // Each request gets one of the holes (binned: the last freed first).
+    let mut got: Vec<_> =
+        holes.iter().map(|_| h.alloc(64, 64).expect("a 64-byte hole at a 64-aligned address")).collect();
+    got.sort();
+    assert_eq!(got, holes.iter().map(|&(_, p)| p).collect::<Vec<_>>());
     assert_eq!(h.alloc(8, 8), Err(HeapError::OutOfMemory));
     ok(&h);
 }

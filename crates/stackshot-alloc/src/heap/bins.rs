@@ -1,0 +1,106 @@
+//! The bins: free runs of up to [`BINNED`] blocks (other than the top) are kept out of the tree, in one
+//! doubly linked list per size whose heads the `Heap` holds beside the map. An allocation of `n <= BINNED`
+//! blocks takes the first run of the smallest non-empty bin of size `>= n` (found with one mask), and a free
+//! pushes or unlinks a run in a few stores: the sizes games ask for most never touch the tree.
+//!
+//! A binned run's first block holds `next: u16` at offset 0 and `prev: u16` at offset 2 (0 = none), and its size
+//! at offset 6 like every free run; its map code is `FREE`.
+
+use super::Heap;
+use super::tree::NIL;
+
+/// The largest run size, in blocks, kept in a bin (120 bytes).
+pub(super) const BINNED: u32 = 15;
+/// Bin heads: index `s` for runs of `s` blocks (index 0 unused).
+pub(super) const BINS: usize = BINNED as usize + 1;
+
+const NEXT: usize = 0;
+const PREV: usize = 2;
+
+impl Heap<'_> {
+    /// The first block of each bin's first run, by size in blocks (index 0 unused; 0 = empty): what a debugger
+    /// needs besides the region to follow the bins.
+    pub fn bin_heads(&self) -> [u16; BINS] {
+        self.bins
+    }
+
+    /// The first run of bin `s`, or NIL.
+    #[inline(always)]
+    pub(super) fn bin_head(&self, s: u32) -> u32 {
+        self.bins[s as usize] as u32
+    }
+
+    /// The run after `r` in its bin, or NIL.
+    #[inline(always)]
+    pub(super) fn bin_next(&self, r: u32) -> u32 {
+        self.field(r, NEXT)
+    }
+
+    /// The run before `r` in its bin, or NIL.
+    #[inline(always)]
+    pub(super) fn bin_prev(&self, r: u32) -> u32 {
+        self.field(r, PREV)
+    }
+
+    /// Puts the free run `r` of `s <= BINNED` blocks (its size fields already written) first in bin `s`.
+    #[inline(always)]
+    pub(super) fn bin_push(&mut self, r: u32, s: u32) {
+        let head = self.bin_head(s);
+        self.set_field(r, NEXT, head);
+        self.set_field(r, PREV, NIL);
+        if head != NIL {
+            self.set_field(head, PREV, r);
+        }
+        self.bins[s as usize] = r as u16;
+        self.binned |= 1 << s;
+    }
+
+    /// Takes the run `r` of `s` blocks out of its bin.
+    #[inline(always)]
+    pub(super) fn bin_unlink(&mut self, r: u32, s: u32) {
+        let next = self.bin_next(r);
+        let prev = self.bin_prev(r);
+        if next != NIL {
+            self.set_field(next, PREV, prev);
+        }
+        if prev != NIL {
+            self.set_field(prev, NEXT, next);
+        } else {
+            self.bins[s as usize] = next as u16;
+            if next == NIL {
+                self.binned &= !(1 << s);
+            }
+        }
+    }
+
+    /// The smallest non-empty bin of at least `n <= BINNED` blocks, or 0 if there is none: the lowest set bit of
+    /// the mask from bit `n` on, by halving (`trailing_zeros` would call a Thumb helper in ROM on ARMv4T).
+    #[inline(always)]
+    pub(super) fn bin_fit(&self, n: u32) -> u32 {
+        let m = self.binned >> n;
+        if m == 0 {
+            return 0;
+        }
+        if m & 1 != 0 {
+            return n;
+        }
+        let mut low = m & m.wrapping_neg();
+        let mut s = n;
+        if low > 0xFF {
+            s += 8;
+            low >>= 8;
+        }
+        if low > 0xF {
+            s += 4;
+            low >>= 4;
+        }
+        if low > 0x3 {
+            s += 2;
+            low >>= 2;
+        }
+        if low > 0x1 {
+            s += 1;
+        }
+        s
+    }
+}
