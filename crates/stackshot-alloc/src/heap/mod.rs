@@ -545,11 +545,11 @@ impl<'a> Heap<'a> {
             }
             self.free_runs -= 1;
         }
+        self.free_runs += 1;
         if node != NIL {
             self.tree_grow(node, start, size);
-            self.free_runs += 1;
         } else {
-            self.add_run(start, size);
+            self.index_run(start, size);
         }
     }
 

@@ -228,8 +228,10 @@ impl Heap<'_> {
     }
 
     /// Rotation that moves `x` down to side `d` of its child from the other side, which takes `x`'s place.
-    /// (`d` = [`SMALLER_SIDE`]: the larger child rises.)
-    #[inline(always)]
+    /// (`d` = [`SMALLER_SIDE`]: the larger child rises.) One shared function: inlined at its five call sites it
+    /// took about 1 KB more of IWRAM, which the bins' paths need more.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_rotate"))]
     fn rotate(&mut self, x: u32, d: usize) {
         let y = self.child(x, 1 - d);
         let mid = self.child(y, d);
