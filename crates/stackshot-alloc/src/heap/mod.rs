@@ -497,60 +497,60 @@ impl<'a> Heap<'a> {
             self.make_run(start, self.end - start);
             return Ok(());
         }
-        if !below_free && !next_free {
-            self.index_run(b, after - b);
-            self.free_runs += 1;
+        // Block b-1 is the last of a free run: its size copy leads to that run's first block. Block `after`
+        // starts a free run: its size is right there.
+        let below_size = if below_free { self.size(b - 1) } else { 0 };
+        let above_size = if next_free { self.size(after) } else { 0 };
+        if below_size > BINNED || above_size > BINNED {
+            self.merge(b, after, below_size, above_size);
             return Ok(());
         }
-        self.merge(b, after, below_free, next_free);
+        // Binned neighbours leave their bins, and the merged run is filed like a new one.
+        let start = b - below_size;
+        if below_size != 0 {
+            self.bin_unlink(start, below_size);
+            self.free_runs -= 1;
+        }
+        if above_size != 0 {
+            self.bin_unlink(after, above_size);
+            self.free_runs -= 1;
+        }
+        self.index_run(start, after + above_size - start);
+        self.free_runs += 1;
         Ok(())
     }
 
-    /// `free`'s merge of the run `b..after` with its free neighbours (one at least; neither is the top). A tree
-    /// neighbour's node takes the merged run, whose key is larger than either neighbour's; binned neighbours
-    /// leave their bins. Block b-1 is the last of a free run: its size copy leads to that run's node. Block
-    /// `after` starts a free run: its node is right there. Out of line, to keep `free` short.
+    /// `free`'s merge of the run `b..after` with its free neighbours of `below_size` and `above_size` blocks
+    /// (0: not free), one of them in the tree; neither is the top. A tree neighbour's node takes the merged run,
+    /// whose key is larger than either neighbour's; a binned neighbour leaves its bin. Out of line, to keep
+    /// `free` short.
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_merge"))]
-    fn merge(&mut self, b: u32, after: u32, below_free: bool, next_free: bool) {
-        let mut start = b;
-        let mut size = after - b;
+    fn merge(&mut self, b: u32, after: u32, below_size: u32, above_size: u32) {
+        let start = b - below_size;
+        let size = after + above_size - start;
         let mut node = NIL;
-        let mut node_size = 0;
-        if below_free {
-            let below_size = self.size(b - 1);
-            start = b - below_size;
-            size += below_size;
-            if below_size > BINNED {
-                (node, node_size) = (start, below_size);
-            } else {
-                self.bin_unlink(start, below_size);
-            }
-            self.free_runs -= 1;
+        if below_size > BINNED {
+            node = start;
+        } else if below_size != 0 {
+            self.bin_unlink(start, below_size);
         }
-        if next_free {
-            let above_size = self.size(after);
-            size += above_size;
-            if above_size <= BINNED {
-                self.bin_unlink(after, above_size);
-            } else if node == NIL {
+        if above_size > BINNED {
+            if node == NIL {
                 node = after;
             } else {
                 // Keep the node with the larger key, which fewer keys follow; the other leaves the tree.
                 let mut gone = after;
-                if above_size >= node_size {
+                if above_size >= below_size {
                     (node, gone) = (gone, node);
                 }
                 self.tree_remove(gone);
             }
-            self.free_runs -= 1;
+        } else if above_size != 0 {
+            self.bin_unlink(after, above_size);
         }
-        self.free_runs += 1;
-        if node != NIL {
-            self.tree_grow(node, start, size);
-        } else {
-            self.index_run(start, size);
-        }
+        self.free_runs = self.free_runs + 1 - (below_size != 0) as u32 - (above_size != 0) as u32;
+        self.tree_grow(node, start, size);
     }
 
     /// Resizes the used run starting at `ptr` to `size` bytes without moving it: a smaller size frees the
