@@ -65,7 +65,7 @@ pub struct Report {
     /// `IndexPool::peak()`, read last (the free-stack probe above fills the pool, so the peak is its capacity).
     pool_peak: u32,
     /// `Heap::bin_heads()`: the first run of each bin.
-    heap_bins: [u16; 16],
+    heap_bins: [u16; 32],
 }
 
 #[unsafe(no_mangle)]
@@ -78,7 +78,7 @@ static mut ALLOC_STATE_REPORT: Report = Report {
     live_values: [Bullet { x: 0, y: 0, dx: 0, dy: 0 }; SLOTS],
     last_frame_cycles: 0,
     pool_peak: 0,
-    heap_bins: [0; 16],
+    heap_bins: [0; 32],
 };
 
 /// gdb breaks here with both allocators in their known state.
@@ -188,7 +188,7 @@ extern "C" fn main() -> ! {
         r
     };
     let ptrs =
-        [(24, 8), (160, 4), (8, 8), (200, 8), (200, 64), (16, 8), (48, 8), (5000, 8)].map(|(s, a)| heap_op(s, a));
+        [(24, 8), (320, 4), (8, 8), (400, 8), (200, 64), (16, 8), (48, 8), (5000, 8)].map(|(s, a)| heap_op(s, a));
     for k in [1, 3, 1] {
         if let Ok(p) = ptrs[k] {
             let r = heap_free(heap, p);

@@ -11,7 +11,7 @@ use core::fmt::Write;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 use stackshot::cycles::Op;
-use stackshot_alloc::heap::LockedHeap;
+use stackshot_alloc::heap::{BINNED, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::rng::Rng;
 
@@ -491,7 +491,9 @@ pub fn worst_case(region: &mut Region) {
         &["Tree-heap worst case against the free runs in its tree, ", BUILD, ": cycles"],
         &["free runs in the tree", "tree height", "2·log2(runs + 1)", "slowest alloc", "slowest free"],
     );
-    for runs in [1, 2, 4, 8, 12, 16, 20, 24, 27] {
+    // The most runs the tree can hold in 4 KB: each of at least BINNED + 1 blocks, with a used block after it.
+    let most = (REGION_BYTES as u32 / 8 - 16) / (BINNED + 3);
+    for runs in [1, 2, 4, 6, 8, 10, 12, most] {
         // The insertion order (of three) that leaves the tallest tree.
         let mut order = 0;
         let mut height = 0;
@@ -529,14 +531,16 @@ pub fn worst_case(region: &mut Region) {
     report::note(
         "worst case",
         format_args!(
-            "A 4 KB heap holds at most 29 runs of 16 blocks (the smallest the tree keeps) with used blocks between them; smaller free runs are in bins, O(1), and the run at the end of the heap is the top, O(1). Each row: the heap filled with runs of 16 and 17 blocks, each followed by a used block, the runs freed in the order (of three: increasing, decreasing, alternating ends) that leaves the tallest tree, then every allocation the tree can serve (1 block, each run's size and one less) and every free of a separator (merging two tree runs) timed on a fresh copy of that state; the slowest of each."
+            "A 4 KB heap holds at most {most} runs of {} and {} blocks (the smallest the tree keeps) with used blocks between them; smaller free runs are in bins, O(1), and the run at the end of the heap is the top, O(1). Each row: the heap filled with such runs, each followed by a used block, the runs freed in the order (of three: increasing, decreasing, alternating ends) that leaves the tallest tree, then every allocation the tree can serve (1 block, each run's size and one less) and every free of a separator (merging two tree runs) timed on a fresh copy of that state; the slowest of each.",
+            BINNED + 1,
+            BINNED + 2
         ),
     );
 }
 
 /// Blocks of run `j` of the worst-case state.
 fn run_blocks(j: u32) -> u32 {
-    16 + (j & 1)
+    BINNED + 1 + (j & 1)
 }
 
 /// log2 without the float library: enough for a table's one decimal.
@@ -580,7 +584,7 @@ fn worst_state(region: &mut Region, runs: u32, order: u32) -> (TreeHeap, [Option
             _ if k % 2 == 0 => k / 2,
             _ => runs as usize - 1 - k / 2,
         };
-        let p = held[j].expect("the heap holds 27 runs of up to 17 blocks");
+        let p = held[j].expect("the heap holds this many runs");
         assert!(heap.free(p, byte_layout(8)), "the heap refused a run's free");
     }
     (heap, separators)

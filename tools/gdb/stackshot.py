@@ -26,7 +26,7 @@ FREE, USED, RED, LAST = 0b00, 0b01, 0b10, 0b11  # map codes (heap/map.rs)
 USED_BIT = 0b01
 NIL = 0
 MAX_DEPTH = 32  # heap/check.rs: no valid tree is deeper
-BINNED = 15  # heap/bins.rs: free runs of up to 15 blocks (but the top) are in bins, not the tree
+BINNED = 31  # heap/bins.rs: free runs of up to 31 blocks (but the top) are in bins, not the tree
 BIN_NEXT, BIN_PREV = 0, 2  # u16 links of a binned run's first block
 
 POOL_TYPE = "stackshot_alloc::pool::index::IndexPool<"

@@ -21,7 +21,7 @@ const LAST: u8 = 0b11;
 /// No valid tree is deeper (heap/check.rs).
 const MAX_DEPTH: u32 = 32;
 /// Free runs of up to this many blocks (other than the top) are in bins, not the tree (heap/bins.rs).
-const BINNED: u32 = 15;
+const BINNED: u32 = 31;
 /// A binned run's links: next and prev (heap/bins.rs).
 const BIN_NEXT: usize = 0;
 const BIN_PREV: usize = 2;
@@ -43,7 +43,7 @@ pub struct Counters {
     pub free_blocks: u32,
     pub free_runs: u32,
     pub peak_used: u32,
-    pub bins: Option<[u16; 16]>,
+    pub bins: Option<[u16; 32]>,
 }
 
 /// A run of blocks in map order.
@@ -301,7 +301,7 @@ impl HeapRegion {
 
     /// Each bin's list from its head: free run starts of the bin's size (not the top), `prev` naming the entry
     /// before, no longer than the heap has blocks. The mask beside the heads is not read.
-    fn check_bins(&self, bins: Option<[u16; 16]>) -> Result<(), (&'static str, u32)> {
+    fn check_bins(&self, bins: Option<[u16; 32]>) -> Result<(), (&'static str, u32)> {
         let Some(bins) = bins else { return Ok(()) };
         let mut total = 0;
         for s in 1..=BINNED {
@@ -325,7 +325,7 @@ impl HeapRegion {
         Ok(())
     }
 
-    fn bin_has(&self, bins: [u16; 16], b: u32, s: u32) -> bool {
+    fn bin_has(&self, bins: [u16; 32], b: u32, s: u32) -> bool {
         let mut r = u32::from(bins[s as usize]);
         while r != 0 {
             if r == b {
@@ -338,7 +338,7 @@ impl HeapRegion {
 
     /// The bins as gdb's `heap` prints them: `2: 19 33` for bin 2 holding the runs at 19 and 33, first first; one
     /// line per non-empty bin.
-    pub fn bin_lines(&self, bins: [u16; 16]) -> Vec<String> {
+    pub fn bin_lines(&self, bins: [u16; 32]) -> Vec<String> {
         let mut lines = Vec::new();
         for s in 1..=BINNED {
             let mut r = u32::from(bins[s as usize]);
@@ -394,7 +394,7 @@ pub struct Report {
     pub pool_len: u32,
     pub pool_peak: u32,
     /// `Heap::bin_heads()`.
-    pub heap_bins: [u16; 16],
+    pub heap_bins: [u16; 32],
     /// Free slots, next allocated first.
     pub free_stack: Vec<u8>,
     /// Live slots in `iter()` order, with their values.
@@ -404,8 +404,8 @@ pub struct Report {
 
 /// Slots of the fixture's pool.
 pub const SLOTS: usize = 16;
-/// The size of `Report` on the GBA: 32 + 40 + 4 + 16 + 16 + 16 * 6 + 4 + 4 + 16 * 2.
-pub const REPORT_BYTES: u32 = 244;
+/// The size of `Report` on the GBA: 32 + 40 + 4 + 16 + 16 + 16 * 6 + 4 + 4 + 32 * 2.
+pub const REPORT_BYTES: u32 = 276;
 
 impl Report {
     /// Reads the fixture's `ALLOC_STATE_REPORT`.

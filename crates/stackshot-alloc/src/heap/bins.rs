@@ -9,8 +9,8 @@
 use super::Heap;
 use super::tree::NIL;
 
-/// The largest run size, in blocks, kept in a bin (120 bytes).
-pub(super) const BINNED: u32 = 15;
+/// The largest free run, in blocks, kept in a bin instead of the tree (248 bytes).
+pub const BINNED: u32 = 31;
 /// Bin heads: index `s` for runs of `s` blocks (index 0 unused).
 pub(super) const BINS: usize = BINNED as usize + 1;
 
@@ -86,6 +86,10 @@ impl Heap<'_> {
         }
         let mut low = m & m.wrapping_neg();
         let mut s = n;
+        if low > 0xFFFF {
+            s += 16;
+            low >>= 16;
+        }
         if low > 0xFF {
             s += 8;
             low >>= 8;

@@ -103,13 +103,14 @@ mod tests;
 mod tree;
 
 pub use adapter::{LockError, LockedHeap};
+pub use bins::BINNED;
 pub use boxed::HeapBox;
 pub use check::{Invariant, InvariantKind};
 pub use global::GlobalHeap;
 pub use map::Block;
 pub use stats::Stats;
 
-use bins::{BINNED, BINS};
+use bins::BINS;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use map::{USED, USED_BIT};

@@ -222,41 +222,41 @@ fn checker_names_each_broken_invariant_and_block() {
     let expect = |h: &Heap, kind, block| assert_eq!(h.check(), Err(Invariant { kind, block }));
 
     // Header.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     h.set_header(HDR_COUNT, 495);
     expect(&h, Header, 0);
 
     // Child link out of range.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let r = h.root();
     poke(&mut h, r, SMALLER, 0xFFFF);
     expect(&h, NodeOutOfRange, 0xFFFF);
 
     // A node marked used.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = h.smaller(h.root());
     h.map_set(x, USED);
     expect(&h, NodeNotFree, x);
 
     // A node whose block before it is free: make the used run in front of it free in the map.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = find_node(&h, |h, b| b > h.first && h.map_get(b - 1) == LAST);
     h.map_set(x - 1, FREE);
     expect(&h, NodeNotRunStart, x);
 
     // Parent link.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = h.larger(h.root());
     poke(&mut h, x, PARENT, x as u16);
     expect(&h, ParentLink, x);
 
     // Order: the smallest node claims a huge size.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let mut x = h.root();
     while h.smaller(x) != NIL {
@@ -266,21 +266,21 @@ fn checker_names_each_broken_invariant_and_block() {
     expect(&h, Order, x);
 
     // Red root.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let r = h.root();
     h.map_set(r, RED);
     expect(&h, RedRoot, r);
 
     // Red-red: a black node below a red one turned red.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = find_node(&h, |h, b| h.is_red(h.parent(b)) && !h.is_red(b));
     h.map_set(x, RED);
     expect(&h, RedRed, x);
 
     // Black height: a red node turned black; its parent's two sides then differ.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = find_node(&h, |h, b| h.is_red(b));
     let p = h.parent(x);
@@ -343,7 +343,7 @@ fn checker_names_each_broken_invariant_and_block() {
     expect(&h, FreeRunsTouch, e - 1);
 
     // A used run marked free in the map (with a valid size) but not in the tree, or (small) not in its bin.
-    for (blocks, kind) in [(20, RunNotInTree), (3, RunNotInBin)] {
+    for (blocks, kind) in [(BINNED + 5, RunNotInTree), (3, RunNotInBin)] {
         let mut w = region(4096);
         let mut h = Heap::new(bytes(&mut w)).unwrap();
         let _a = h.alloc(8, 8).unwrap();
@@ -415,7 +415,7 @@ fn checker_names_each_broken_invariant_and_block() {
     expect(&h, StrayRed, top);
 
     // Counters.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     h.free_runs += 1;
     expect(&h, Stats, 0);
@@ -436,8 +436,9 @@ fn the_top_stays_out_of_the_tree() {
     let mut w = region(4096);
     let mut h = Heap::new(bytes(&mut w)).unwrap();
     assert_eq!((h.root(), h.top), (NIL, h.first));
-    let p: Vec<_> = (0..4).map(|_| h.alloc(16 * 8, 8).unwrap()).collect();
-    assert_eq!((h.root(), h.top), (NIL, h.first + 64));
+    let blocks = BINNED + 1;
+    let p: Vec<_> = (0..4).map(|_| h.alloc(blocks as usize * 8, 8).unwrap()).collect();
+    assert_eq!((h.root(), h.top), (NIL, h.first + 4 * blocks));
     h.free(p[1]).unwrap(); // a run with a node
     assert_eq!(h.root(), block_of(&h, p[1]));
     h.free(p[3]).unwrap(); // joins the top
