@@ -55,6 +55,20 @@ impl Heap<'_> {
         self.binned |= 1 << s;
     }
 
+    /// Takes the first run out of the non-empty bin `s` and returns it.
+    #[inline(always)]
+    pub(super) fn bin_pop(&mut self, s: u32) -> u32 {
+        let r = self.bin_head(s);
+        let next = self.bin_next(r);
+        self.bins[s as usize] = next as u16;
+        if next != NIL {
+            self.set_field(next, PREV, NIL);
+        } else {
+            self.binned &= !(1 << s);
+        }
+        r
+    }
+
     /// Takes the run `r` of `s` blocks out of its bin.
     #[inline(always)]
     pub(super) fn bin_unlink(&mut self, r: u32, s: u32) {

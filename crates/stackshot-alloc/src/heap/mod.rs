@@ -288,8 +288,7 @@ impl<'a> Heap<'a> {
     /// Hands out the first `n` blocks of the first run of bin `s >= n`; the rest goes to its own bin.
     #[inline(always)]
     fn take_binned(&mut self, s: u32, n: u32) -> NonNull<u8> {
-        let run = self.bin_head(s);
-        self.bin_unlink(run, s);
+        let run = self.bin_pop(s);
         if s == n {
             self.free_runs -= 1;
         } else {
