@@ -1,6 +1,8 @@
 //! The tree-heap: a best-fit allocator for small pools (16 B up to 512 KB) with almost no bookkeeping. Memory
 //! is handed out in 8-byte blocks; a 2-bit-per-block allocation map says which blocks are used, and the free
-//! runs are kept in a red-black tree whose nodes live inside the free runs themselves.
+//! runs are kept in a red-black tree whose nodes live inside the free runs themselves. In front of the tree,
+//! for speed: bins, one list per size for runs of up to [`BINNED`] blocks, and the top, the run that ends the
+//! heap; both still give the exact best fit.
 //!
 //! # Layout
 //!
@@ -19,9 +21,14 @@
 //!   The spare fourth code holds the red-black colour, so the node needs no bit of its own.
 //! - Node, in the first block of every free run: `smaller: u16, larger: u16, parent: u16, size: u16` (size in
 //!   blocks); the run's last block repeats `size` at the same offset 6 (for a 1-block run the two coincide).
-//! - The top: the free run that ends the heap, if the last block is free. It is kept out of the tree (only its
-//!   `size` fields count), so that the common allocation from the end of the heap and the free next to it
-//!   touch no node; the `Heap` keeps its first block (`top`, or `end` when there is none) beside the map.
+//! - The top: the free run that ends the heap, if the last block is free. It is kept out of the tree and the
+//!   bins (only its `size` fields count), so that the common allocation from the end of the heap and the free
+//!   next to it touch no node; the `Heap` keeps its first block (`top`, or `end` when there is none) beside
+//!   the map.
+//! - Bins (`src/heap/bins.rs`): every other free run of up to [`BINNED`] blocks is in the doubly linked list of
+//!   its size instead of the tree: `next: u16` at offset 0 and `prev: u16` at offset 2 of its first block
+//!   (0 = none), its map code `FREE`. The `Heap` keeps the lists' heads and a mask of the non-empty ones beside
+//!   the map. The tree holds only runs of more than [`BINNED`] blocks.
 //! - Indices are block numbers; block 0 (the header) is never a run, so 0 means "none". A region has at most
 //!   65 536 blocks (512 KB), so every index and size fits a `u16`.
 //! - `first` is the smallest block count that holds the header and the map of the remaining blocks:
@@ -39,12 +46,16 @@
 //!    \[`Order`\]; red-black: the root is black \[`RedRoot`\], no red node has a red child \[`RedRed`\], every
 //!    path from a node down has the same number of black nodes \[`BlackHeight`\], so no path is longer than
 //!    2·log2(n + 1) \[`Unbalanced`, reported when a walk goes deeper than any valid tree can\].
-//! 3. The map, walked in block order, splits into runs: a used run is `01`… ended by `11` \[`Unterminated`\];
-//!    a free run starts at a node whose size is ≥ 1 and ends inside the heap \[`BadSize`\], has only `00`
-//!    blocks after its first \[`UsedInFreeRun`, `StrayRed`\], repeats its size in its last block
-//!    \[`SizeCopy`\], is followed by a used block or the end \[`FreeRunsTouch`\], and has a node in the tree
-//!    \[`RunNotInTree`\], except the top, which has none \[`TopInTree`\] and whose first code is not red
-//!    \[`StrayRed`\]. With 2, each free run but the top has exactly one node.
+//!    Every node's run has more than [`BINNED`] blocks \[`SmallInTree`\].
+//! 3. The bins: each list, from its head, holds first blocks of free runs of its size that are not the top,
+//!    each `prev` naming the entry before, no more entries than blocks, and the mask bit is set exactly when
+//!    the head is not 0 \[`BinLink`\]. The map, walked in block order, splits into runs: a used run is `01`…
+//!    ended by `11` \[`Unterminated`\]; a free run starts at a block whose size is ≥ 1 and ends inside the heap
+//!    \[`BadSize`\], has only `00` blocks after its first \[`UsedInFreeRun`, `StrayRed`\], repeats its size in
+//!    its last block \[`SizeCopy`\], is followed by a used block or the end \[`FreeRunsTouch`\], and is the
+//!    top, which has no node \[`TopInTree`\] and whose first code is not red \[`StrayRed`\], or is in the bin
+//!    of its size if it has at most [`BINNED`] blocks \[`RunNotInBin`\], or else has a node in the tree
+//!    \[`RunNotInTree`\]. With 2, each free run is in exactly one place.
 //! 4. The counters (free blocks, free runs, peak ≥ used) and the top's first block agree with the map and the
 //!    tree \[`Stats`\].
 //!
@@ -58,6 +69,9 @@
 //! [`RedRed`]: InvariantKind::RedRed
 //! [`BlackHeight`]: InvariantKind::BlackHeight
 //! [`Unbalanced`]: InvariantKind::Unbalanced
+//! [`SmallInTree`]: InvariantKind::SmallInTree
+//! [`BinLink`]: InvariantKind::BinLink
+//! [`RunNotInBin`]: InvariantKind::RunNotInBin
 //! [`Unterminated`]: InvariantKind::Unterminated
 //! [`BadSize`]: InvariantKind::BadSize
 //! [`UsedInFreeRun`]: InvariantKind::UsedInFreeRun
@@ -73,21 +87,26 @@
 //! [`Heap::alloc`], [`Heap::free`] and everything they call use plain operators, `if` and `while` (no
 //! iterators, `Option` combinators, `trailing_zeros` or other core helpers, which would call Thumb code in
 //! ROM). `alloc` and `free` are `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in
-//! an `.iwram.*` section) around each; `tree_insert` and `tree_remove`, which both need, are `#[inline(never)]`
-//! and, with the crate's `iwram` feature, ARM functions in IWRAM of their own. What keeps them short:
+//! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
+//! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's
+//! search (`alloc_tree`), a split of a tree run and every aligned or resizing split (`take`), bad requests and
+//! alignments above a block (`alloc_other`), a merge with a tree neighbour (`merge`), `tree_insert`,
+//! `tree_remove` and their rotation. What keeps the common paths short:
 //!
+//! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
+//!   shift and a halving search for its lowest bit), or the front of the top when it is smaller still or the
+//!   tree is empty; a free whose neighbours are binned (or used) unlinks them and pushes the merged run, and a
+//!   free next to the top grows it. None of these touch the tree.
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with masks, `free` finds the
 //!   end-of-run code `11` with `w & (w >> 1)` on whole words and clears up to it with one mask.
-//! - After a split, what is left of the run usually takes the run's node over in place (new block, smaller
+//! - After a split of a tree run, what is left usually takes the run's node over in place (new block, smaller
 //!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor, and the key stays
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
-//!   successor's. Only exact fits, frees with no free neighbour and the rarer re-orderings touch the tree's
-//!   rebalancing.
+//!   successor's.
 //!
-//! Measured (thumbv4t, opt-level 3, the benchmark ROM): ARM code of 304 instructions (1 216 bytes) for
-//! alloc, 315 (1 260 bytes) for free, 198 (792 bytes) for `tree_insert` and 432 (1 728 bytes) for
-//! `tree_remove`: 4 996 bytes of IWRAM. Making the rotation a shared function too saves 330 bytes but costs
-//! 40–90 cycles in the worst cases.
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 156 bytes for `heap_alloc`,
+//! 1 236 for `heap_free`, and 5 444 for the out-of-line functions: 7 836 bytes of IWRAM. `docs/benchmarks.md`
+//! has the worst case against the number of tree runs.
 
 mod adapter;
 mod bins;
