@@ -88,7 +88,9 @@ impl Heap<'_> {
     }
 
     /// The smallest non-empty bin of at least `n <= BINNED` blocks, or 0 if there is none: the lowest set bit of
-    /// the mask from bit `n` on, by halving (`trailing_zeros` would call a Thumb helper in ROM on ARMv4T).
+    /// the mask from bit `n` on, by halving (`trailing_zeros` would call a Thumb helper in ROM on ARMv4T). The
+    /// same search as the map's `code_index`, kept apart: that one's bit is at an even position, one step fewer,
+    /// and sharing this one cost every free 8 to 11 cycles (measured).
     #[inline(always)]
     pub(super) fn bin_fit(&self, n: u32) -> u32 {
         let m = self.binned >> n;
