@@ -11,8 +11,16 @@ use super::tree::NIL;
 
 /// The largest free run, in blocks, kept in a bin instead of the tree (248 bytes).
 pub const BINNED: u32 = 31;
-/// Bin heads: index `s` for runs of `s` blocks (index 0 unused).
+/// Bin heads: index `s` for runs of `s` blocks (index 0 unused); a power of two (see `slot`).
 pub(super) const BINS: usize = BINNED as usize + 1;
+const _: () = assert!(BINS.is_power_of_two());
+
+/// The index of bin `s <= BINNED` in the heads, masked so that no bounds check (a panic path into ROM) is
+/// left in the hot paths.
+#[inline(always)]
+fn slot(s: u32) -> usize {
+    (s & (BINS as u32 - 1)) as usize
+}
 
 const NEXT: usize = 0;
 const PREV: usize = 2;
@@ -27,7 +35,7 @@ impl Heap<'_> {
     /// The first run of bin `s`, or NIL.
     #[inline(always)]
     pub(super) fn bin_head(&self, s: u32) -> u32 {
-        self.bins[s as usize] as u32
+        self.bins[slot(s)] as u32
     }
 
     /// The run after `r` in its bin, or NIL.
@@ -51,7 +59,7 @@ impl Heap<'_> {
         if head != NIL {
             self.set_field(head, PREV, r);
         }
-        self.bins[s as usize] = r as u16;
+        self.bins[slot(s)] = r as u16;
         self.binned |= 1 << s;
     }
 
@@ -60,7 +68,7 @@ impl Heap<'_> {
     pub(super) fn bin_pop(&mut self, s: u32) -> u32 {
         let r = self.bin_head(s);
         let next = self.bin_next(r);
-        self.bins[s as usize] = next as u16;
+        self.bins[slot(s)] = next as u16;
         if next != NIL {
             self.set_field(next, PREV, NIL);
         } else {
@@ -80,7 +88,7 @@ impl Heap<'_> {
         if prev != NIL {
             self.set_field(prev, NEXT, next);
         } else {
-            self.bins[s as usize] = next as u16;
+            self.bins[slot(s)] = next as u16;
             if next == NIL {
                 self.binned &= !(1 << s);
             }
