@@ -69,6 +69,8 @@ pub struct Report {
     pool_peak: u32,
     /// The generation of each live slot (`live`'s order), from the handles `iter()` yields.
     live_generations: [u8; SLOTS],
+    /// `Heap::bin_heads()`: the first run of each bin.
+    heap_bins: [u16; 32],
 }
 
 #[unsafe(no_mangle)]
@@ -82,6 +84,7 @@ static mut ALLOC_STATE_REPORT: Report = Report {
     last_frame_cycles: 0,
     pool_peak: 0,
     live_generations: [0; SLOTS],
+    heap_bins: [0; 32],
 };
 
 /// gdb breaks here with both allocators in their known state.
@@ -122,6 +125,7 @@ fn report(report: &mut Report, pool: &mut IndexPool<Bullet, u8, SLOTS>, heap: &H
         s.failed_requests,
         s.bad_frees,
     ];
+    report.heap_bins = heap.bin_heads();
     report.pool_len = pool.len() as u32;
     for (k, (h, v)) in pool.iter().enumerate() {
         report.live[k] = h.index();
@@ -183,7 +187,8 @@ extern "C" fn main() -> ! {
         trace::heap_alloc(size, align, r);
         r
     };
-    let ptrs = [(24, 8), (96, 4), (8, 8), (40, 8), (200, 64), (16, 8), (48, 8), (5000, 8)].map(|(s, a)| heap_op(s, a));
+    let ptrs =
+        [(24, 8), (320, 4), (8, 8), (400, 8), (200, 64), (16, 8), (48, 8), (5000, 8)].map(|(s, a)| heap_op(s, a));
     for k in [1, 3, 1] {
         if let Ok(p) = ptrs[k] {
             let r = heap_free(heap, p);

@@ -131,3 +131,115 @@ fn the_arm_fast_paths_fill_the_heap_and_give_it_all_back() {
     assert_eq!(heap.stats().free_runs, 1);
     info!("filled with {n} allocations, freed and merged back into one run");
 }
+
+/// One operation of a heap trace (bench/traces/README.md's format): allocate `size` bytes aligned to `align` as
+/// block `id`, or free block `id`.
+#[derive(Clone, Copy)]
+enum TraceOp {
+    Alloc { id: usize, size: usize, align: usize },
+    Free { id: usize },
+}
+
+/// The trace's next operation from `lines`, skipping comments.
+fn next_op<'a>(lines: &mut impl Iterator<Item = &'a str>) -> Option<TraceOp> {
+    for line in lines {
+        let mut words = line.split(' ');
+        let mut number = || words.next().and_then(|w| w.parse::<usize>().ok());
+        match line.as_bytes().first() {
+            Some(b'a') => {
+                let (_, id, size, align) = (number(), number(), number(), number());
+                return Some(TraceOp::Alloc { id: id?, size: size?, align: align? });
+            }
+            Some(b'f') => {
+                let (_, id) = (number(), number());
+                return Some(TraceOp::Free { id: id? });
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// An allocation of the AI trace as it reaches the heap: `Heap::alloc` inlined into the timing function, as the
+/// benchmark times every allocator, or (`CALLED`) the game's call of `iwram::heap_alloc`.
+struct Alloc<'a, 'h, const CALLED: bool>(&'a mut Heap<'h>, usize, usize);
+
+impl<const CALLED: bool> stackshot_platform::cycles::Op for Alloc<'_, '_, CALLED> {
+    type Out = Result<NonNull<u8>, HeapError>;
+    #[inline(always)]
+    fn run(&mut self) -> Self::Out {
+        if CALLED { heap_alloc(self.0, self.1, self.2) } else { self.0.alloc(self.1, self.2) }
+    }
+}
+
+/// A free of the AI trace, like `Alloc`.
+struct Free<'a, 'h, const CALLED: bool>(&'a mut Heap<'h>, NonNull<u8>);
+
+impl<const CALLED: bool> stackshot_platform::cycles::Op for Free<'_, '_, CALLED> {
+    type Out = Result<(), HeapError>;
+    #[inline(always)]
+    fn run(&mut self) -> Self::Out {
+        if CALLED { heap_free(self.0, self.1) } else { self.0.free(self.1) }
+    }
+}
+
+/// Median and maximum of `v` (sorted in place).
+fn median_max(v: &mut [u16]) -> (u16, u16) {
+    v.sort_unstable();
+    (v[v.len() / 2], v[v.len() - 1])
+}
+
+/// The game's call path (src/game/enemies.rs: Thumb code in ROM calling the ARM functions in IWRAM
+/// `iwram::heap_alloc` and `heap_free`) against the heap inlined into an ARM timing function, as the benchmark
+/// times it, on the benchmark's AI trace: what the call and the wrapper cost. Every way must hand out the same
+/// blocks and leave the same valid heap.
+#[test_case]
+fn the_games_call_path_costs_the_call_and_nothing_else() {
+    const TRACE: &str = include_str!("../bench/traces/ai-scratch.txt");
+    // (ARM timing function in IWRAM, called), as the rows below name them.
+    let ways = [(true, false), (true, true), (false, true)];
+    let names = ["inlined into ARM in IWRAM", "called from ARM in IWRAM", "called from Thumb in ROM (the game)"];
+    let mut first_places = [0usize; 512];
+    for (w, &(arm, called)) in ways.iter().enumerate() {
+        let timer = stackshot_platform::cycles::OpTimer::new(arm);
+        let mut heap = Heap::new(region()).unwrap();
+        let (mut allocs, mut frees) = ([0u16; 512], [0u16; 512]);
+        let (mut na, mut nf) = (0, 0);
+        let mut live = [None; 128];
+        let mut lines = TRACE.lines();
+        while let Some(op) = next_op(&mut lines) {
+            match op {
+                TraceOp::Alloc { id, size, align } => {
+                    let (result, cycles) = if called {
+                        timer.time(&mut Alloc::<true>(&mut heap, size, align))
+                    } else {
+                        timer.time(&mut Alloc::<false>(&mut heap, size, align))
+                    };
+                    let p = result.expect("the AI trace fits the 4 KB heap");
+                    live[id] = Some(p);
+                    let place = p.as_ptr() as usize;
+                    if w == 0 {
+                        first_places[na] = place;
+                    }
+                    assert_eq!(place, first_places[na], "{}: allocation {na} went elsewhere", names[w]);
+                    allocs[na] = cycles;
+                    na += 1;
+                }
+                TraceOp::Free { id } => {
+                    let p = live[id].take().expect("the trace frees live blocks");
+                    let (result, cycles) = if called {
+                        timer.time(&mut Free::<true>(&mut heap, p))
+                    } else {
+                        timer.time(&mut Free::<false>(&mut heap, p))
+                    };
+                    assert_eq!(result, Ok(()), "{}: free {nf}", names[w]);
+                    frees[nf] = cycles;
+                    nf += 1;
+                }
+            }
+        }
+        assert_eq!(heap.check(), Ok(()));
+        let ((am, ax), (fm, fx)) = (median_max(&mut allocs[..na]), median_max(&mut frees[..nf]));
+        info!("{}: alloc median {am}, max {ax}; free median {fm}, max {fx} ({na} allocs, {nf} frees)", names[w]);
+    }
+}

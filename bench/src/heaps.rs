@@ -10,7 +10,7 @@ use core::alloc::{GlobalAlloc, Layout};
 use core::fmt::Write;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use stackshot_alloc::heap::LockedHeap;
+use stackshot_alloc::heap::{BINNED, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::rng::Rng;
 use stackshot_platform::cycles::Op;
@@ -481,4 +481,111 @@ fn space_one<S: Subject>(region: &mut Region) {
             filled
         ),
     );
+}
+
+/// Our heap's slowest allocation and free against the number of free runs in its tree, with the tree driven to
+/// its tallest shape (ARM/IWRAM build).
+pub fn worst_case(region: &mut Region) {
+    report::table(
+        "worst case",
+        &["Tree-heap worst case against the free runs in its tree, ", BUILD, ": cycles"],
+        &["free runs in the tree", "tree height", "2·log2(runs + 1)", "slowest alloc", "slowest free"],
+    );
+    // The most runs the tree can hold in 4 KB: each of at least BINNED + 1 blocks, with a used block after it.
+    let most = (REGION_BYTES as u32 / 8 - 16) / (BINNED + 3);
+    for runs in [1, 2, 4, 6, 8, 10, 12, most] {
+        // The insertion order (of three) that leaves the tallest tree.
+        let mut order = 0;
+        let mut height = 0;
+        for o in 0..3 {
+            let h = worst_state(region, runs, o).0.0.tree_height();
+            if h > height {
+                (order, height) = (o, h);
+            }
+        }
+        let timer = timing::timer();
+        let (mut alloc_max, mut free_max) = (0, 0);
+        // Every allocation the tree can serve: a block (the smallest tree run is split and its rest, too small
+        // for the tree, goes to a bin), and each run's exact size (removed from the tree) and one block less.
+        for j in 0..runs {
+            for want in [1, run_blocks(j), run_blocks(j) - 1] {
+                let (mut heap, _) = worst_state(region, runs, order);
+                let layout = Layout::from_size_align(want as usize * 8, 8).expect("a valid layout");
+                let (ptr, cycles) = timer.time(&mut AllocOp(&mut heap, layout));
+                assert!(ptr.is_some(), "the tree has a run of {want} blocks");
+                alloc_max = alloc_max.max(cycles);
+            }
+        }
+        // Every free next to a tree run: each separator, between two runs (both merge), and each run's
+        // neighbour behind it.
+        for j in 0..runs {
+            let (mut heap, separators) = worst_state(region, runs, order);
+            let p = separators[j as usize].expect("a separator after every run");
+            let (ok, cycles) = timer.time(&mut FreeOp(&mut heap, p, byte_layout(8)));
+            assert!(ok, "the heap refused a separator's free");
+            free_max = free_max.max(cycles);
+        }
+        let bound = 2.0 * libm_log2(runs as f32 + 1.0);
+        report::row("worst case", format_args!("{runs}|{height}|{:.1}|{alloc_max}|{free_max}", bound));
+    }
+    report::note(
+        "worst case",
+        format_args!(
+            "A 4 KB heap holds at most {most} runs of {} and {} blocks (the smallest the tree keeps) with used blocks between them; smaller free runs are in bins, O(1), and the run at the end of the heap is the top, O(1). Each row: the heap filled with such runs, each followed by a used block, the runs freed in the order (of three: increasing, decreasing, alternating ends) that leaves the tallest tree, then every allocation the tree can serve (1 block, each run's size and one less) and every free of a separator (merging two tree runs) timed on a fresh copy of that state; the slowest of each.",
+            BINNED + 1,
+            BINNED + 2
+        ),
+    );
+}
+
+/// Blocks of run `j` of the worst-case state.
+fn run_blocks(j: u32) -> u32 {
+    BINNED + 1 + (j & 1)
+}
+
+/// log2 without the float library: enough for a table's one decimal.
+fn libm_log2(x: f32) -> f32 {
+    let mut x = x;
+    let mut n = 0.0;
+    while x >= 2.0 {
+        x /= 2.0;
+        n += 1.0;
+    }
+    // log2 on [1, 2) by squaring, to 8 bits.
+    let mut frac = 0.0;
+    let mut bit = 0.5;
+    for _ in 0..8 {
+        x *= x;
+        if x >= 2.0 {
+            x /= 2.0;
+            frac += bit;
+        }
+        bit /= 2.0;
+    }
+    n + frac
+}
+
+/// Our heap over `region` with `runs` free runs in its tree (run `j` of `run_blocks(j)` blocks, each followed by
+/// a used one-block separator, the rest of the heap used), freed in `order`: 0 increasing, 1 decreasing, 2 from
+/// both ends alternately. Returns the heap and the separators.
+fn worst_state(region: &mut Region, runs: u32, order: u32) -> (TreeHeap, [Option<NonNull<u8>>; 32]) {
+    let mut heap = TreeHeap::new(lend(region));
+    let mut held = [None; 32];
+    let mut separators = [None; 32];
+    for j in 0..runs as usize {
+        held[j] = heap.alloc(byte_layout(run_blocks(j as u32) as usize * 8));
+        separators[j] = heap.alloc(byte_layout(8));
+    }
+    while heap.alloc(byte_layout(8)).is_some() {}
+    for k in 0..runs as usize {
+        let j = match order {
+            0 => k,
+            1 => runs as usize - 1 - k,
+            _ if k % 2 == 0 => k / 2,
+            _ => runs as usize - 1 - k / 2,
+        };
+        let p = held[j].expect("the heap holds this many runs");
+        assert!(heap.free(p, byte_layout(8)), "the heap refused a run's free");
+    }
+    (heap, separators)
 }

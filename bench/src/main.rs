@@ -65,6 +65,10 @@ extern "C" fn main() -> ! {
     }
     heaps::fragmentation(&left);
     stack_intact("fragmentation");
+    if timing::ARM {
+        heaps::worst_case(region);
+        stack_intact("worst case");
+    }
     // Thumb/ROM only: in the ARM build the shared heap's inlined timing code (2.5 KB) leaves IWRAM too little
     // stack beside the build's 10 KB of regions (the guard stops the ROM).
     if !timing::ARM {

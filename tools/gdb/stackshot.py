@@ -26,6 +26,8 @@ FREE, USED, RED, LAST = 0b00, 0b01, 0b10, 0b11  # map codes (heap/map.rs)
 USED_BIT = 0b01
 NIL = 0
 MAX_DEPTH = 32  # heap/check.rs: no valid tree is deeper
+BINNED = 31  # heap/bins.rs: free runs of up to 31 blocks (but the top) are in bins, not the tree
+BIN_NEXT, BIN_PREV = 0, 2  # u16 links of a binned run's first block
 
 POOL_TYPE = "stackshot_alloc::pool::index::IndexPool<"
 HEAP_TYPE = "stackshot_alloc::heap::Heap"
@@ -247,6 +249,10 @@ class HeapImage:
         self.base = uint(field(value, "base"))
         self.first = int(field(value, "first"))
         self.end = int(field(value, "end"))
+        self.top = int(field(value, "top"))
+        bins = field(value, "bins")
+        self.bins = [int(bins[s]) for s in range(BINNED + 1)]
+        self.binned = int(field(value, "binned"))
         self.free_blocks = int(field(value, "free_blocks"))
         self.free_runs = int(field(value, "free_runs"))
         self.peak_used = int(field(value, "peak_used"))
@@ -312,13 +318,23 @@ class HeapImage:
         walk(self.u16(HDR_ROOT), "", 0, set())
         return lines
 
+    def top_run(self):
+        """(first block, blocks) of the top, the free run that ends the heap (kept out of the tree), read from
+        the map; None when the last block is used."""
+        if self.end <= self.first or self.code(self.end - 1) & USED_BIT:
+            return None
+        n = self.size(self.end - 1)
+        return (self.end - n, n)
+
     def largest_free(self):
+        top = self.end - self.top
         x = self.u16(HDR_ROOT)
         if x == NIL:
-            return 0
+            binned = [s for s in range(1, BINNED + 1) if self.binned & (1 << s)]
+            return max([top] + binned)
         while self.node(x, NODE_LARGER) != NIL:
             x = self.node(x, NODE_LARGER)
-        return self.size(x)
+        return max(self.size(x), top)
 
     def check(self):
         """Heap::check (heap/check.rs) on these bytes, in the same order: None or (kind, block)."""
@@ -333,7 +349,11 @@ class HeapImage:
         broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, nodes)
         if isinstance(broken, tuple):
             return broken
-        b, runs, free = self.first, 0, 0
+        broken = self.check_bins()
+        if isinstance(broken, tuple):
+            return broken
+        binned = broken
+        b, runs, free, top = self.first, 0, 0, self.end
         while b < self.end:
             if self.code(b) & USED_BIT:
                 start = b
@@ -356,13 +376,24 @@ class HeapImage:
                 return ("SizeCopy", b + s - 1)
             if b + s < self.end and self.code(b + s) & USED_BIT == 0:
                 return ("FreeRunsTouch", b + s)
-            if not self.tree_has(b):
+            if b + s == self.end:
+                if self.tree_has(b):
+                    return ("TopInTree", b)
+                if self.code(b) == RED:
+                    return ("StrayRed", b)
+                top = b
+            elif s <= BINNED:
+                if b not in self.bin_list(s):
+                    return ("RunNotInBin", b)
+            elif not self.tree_has(b):
                 return ("RunNotInTree", b)
             runs += 1
             free += s
             b += s
         used = self.end - self.first - free
-        if free != self.free_blocks or runs != self.free_runs or nodes[0] != runs or self.peak_used < used:
+        tree_runs = runs - binned - (0 if top == self.end else 1)
+        if (free != self.free_blocks or runs != self.free_runs or nodes[0] != tree_runs or self.peak_used < used
+                or top != self.top):
             return ("Stats", 0)
         return None
 
@@ -386,6 +417,8 @@ class HeapImage:
         red = self.is_red(x)
         if red and self.is_red(parent):
             return ("RedRed", x)
+        if self.size(x) <= BINNED:
+            return ("SmallInTree", x)
         nodes[0] += 1
         hs = self.check_subtree(self.node(x, NODE_SMALLER), x, lo, k, depth + 1, nodes)
         if isinstance(hs, tuple):
@@ -396,6 +429,31 @@ class HeapImage:
         if hs != hl:
             return ("BlackHeight", x)
         return hs + (0 if red else 1)
+
+    def check_bins(self):
+        """The runs the bins hold, or the (kind, block) of a broken list (Heap::check_bins)."""
+        total = 0
+        for s in range(1, BINNED + 1):
+            head = self.bins[s]
+            if (head != NIL) != bool(self.binned & (1 << s)):
+                return ("BinLink", 0)
+            prev, r = NIL, head
+            while r != NIL:
+                run_start = self.managed(r) and (r == self.first or self.code(r - 1) & USED_BIT)
+                if (not run_start or self.code(r) != 0 or self.size(r) != s or r + s >= self.end
+                        or self.node(r, BIN_PREV) != prev or total >= self.end - self.first):
+                    return ("BinLink", r)
+                total += 1
+                prev, r = r, self.node(r, BIN_NEXT)
+        return total
+
+    def bin_list(self, s):
+        """The runs of bin s, first first (bounded: a broken list stops at the heap's size)."""
+        out, r = [], self.bins[s]
+        while r != NIL and self.managed(r) and len(out) < self.end:
+            out.append(r)
+            r = self.node(r, BIN_NEXT)
+        return out
 
     def tree_has(self, b):
         k, x = self.key(b), self.u16(HDR_ROOT)
@@ -442,6 +500,14 @@ class HeapCommand(gdb.Command):
                 print(line)
             print("free tree (block: size in blocks, colour; < smaller, > larger):")
             for line in h.tree_lines() or ["  (empty)"]:
+                print("  " + line)
+            top = h.top_run()
+            print("top (the free run that ends the heap, outside the tree): %s"
+                  % ("none" if top is None else "%d: size %d" % top))
+            print("bins (size in blocks: first block of each run, first first):")
+            bins = ["%d:%s" % (s, "".join(" %d" % r for r in h.bin_list(s)))
+                    for s in range(1, BINNED + 1) if h.bin_list(s)]
+            for line in bins or ["(empty)"]:
                 print("  " + line)
             free = h.free_blocks * BLOCK
             print("stats: capacity %d B, used %d B, free %d B in %d runs, largest free %d B, peak %d B, "

@@ -105,16 +105,19 @@ const POOL_NOTES: &[&str] =
 
 const HEAP_NOTES: &[&str] =
     &["A cell is met (**yes**) when ours is below every peer's figure of the same build on that trace. Where it is \
-     not, ours loses. Why: every operation pays for the tree and the map. An allocation rounds the size, walks \
-     the red-black tree for the best fit, marks the 2-bit map with masks and updates the statistics, which is \
-     why even ours' cheapest allocation (alloc min) costs more than many of the peers' medians (counted \
-     below): linked_list_allocator takes the first hole of a free list that stays short on these traces, talc \
-     and rlsf find a size class with a bit scan. A free reads the map to find the end of the run, merges with \
-     free neighbours and, unless a neighbour's tree node can grow in place, files the run in the tree through \
-     the out-of-line insert and remove, with rebalancing: its worst cases (a free that merges both neighbours \
-     is two removes and an insert) are ours' maxima, where talc and rlsf stay O(1). Measured against peers \
-     compiled as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of these: the \
-     build won them, not the allocator."];
+     not, ours loses. Why: every operation pays for the map and for checking its input. An allocation rounds the \
+     size, takes the head of the smallest bin that fits (runs of up to 31 blocks, one list per size) or the \
+     front of the top (the run that ends the heap), marks the 2-bit map with masks and updates the statistics; \
+     only runs of 32 blocks or more go through the red-black tree. A free validates the pointer against the map \
+     (outside, not a run start, double free: every bad free is refused), finds the end of the run in the map, \
+     merges with free neighbours (binned ones are unlinked in O(1), the top grows in place, a tree neighbour's \
+     node takes the merged run) and files the run. That fixed work is why even ours' cheapest allocation \
+     (alloc min) costs more than some peers' medians (counted below): linked_list_allocator takes the first \
+     hole of a free list that stays short on these traces and trusts the caller's layout on free, talc and \
+     rlsf find a size class with a bit scan and keep their headers next to the block. Ours' maxima are \
+     merges or splits that reach the tree (insert and remove with rebalancing); the worst-case table bounds \
+     them by the number of tree runs. Measured against peers compiled as Thumb in ROM, as this report did \
+     before, ours (ARM in IWRAM) seemed to win some of these: the build won them, not the allocator."];
 
 /// The frame goals, from the game table: the two-minute session and the bullet-hell scene, worst frame.
 pub fn frames(game: &Table) -> Result<Table, String> {

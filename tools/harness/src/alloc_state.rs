@@ -20,6 +20,11 @@ const RED: u8 = 0b10;
 const LAST: u8 = 0b11;
 /// No valid tree is deeper (heap/check.rs).
 const MAX_DEPTH: u32 = 32;
+/// Free runs of up to this many blocks (other than the top) are in bins, not the tree (heap/bins.rs).
+const BINNED: u32 = 31;
+/// A binned run's links: next and prev (heap/bins.rs).
+const BIN_NEXT: usize = 0;
+const BIN_PREV: usize = 2;
 
 /// A heap region's bytes from block 0 (its first 8-aligned byte) to the end of its last whole block.
 #[derive(Clone, Debug)]
@@ -31,12 +36,14 @@ pub struct HeapRegion {
     pub end: u32,
 }
 
-/// The counters a `Heap` keeps outside its region, which the `Stats` invariant compares with the map.
+/// The counters a `Heap` keeps outside its region, which the `Stats` invariant compares with the map, and its
+/// bins' heads (`Heap::bin_heads`, by size; `None` when unknown: then a small run is not looked for in its bin).
 #[derive(Clone, Copy, Debug)]
 pub struct Counters {
     pub free_blocks: u32,
     pub free_runs: u32,
     pub peak_used: u32,
+    pub bins: Option<[u16; 32]>,
 }
 
 /// A run of blocks in map order.
@@ -156,6 +163,16 @@ impl HeapRegion {
         self.tree_walk(self.node(x, LARGER), "> ", depth + 1, lines);
     }
 
+    /// The top, the free run that ends the heap (kept out of the tree), as gdb's `heap` prints it: `70: size 442`,
+    /// or `none` when the last block is used.
+    pub fn top_line(&self) -> String {
+        if self.end <= self.first || self.code(self.end - 1) & USED != 0 {
+            return "none".to_string();
+        }
+        let n = self.size(self.end - 1);
+        format!("{}: size {n}", self.end - n)
+    }
+
     /// `Heap::check` on these bytes, written from the invariants in heap/mod.rs: `Err((kind, block))` names the
     /// first broken one as the crate's `Invariant` does.
     pub fn check(&self, counters: Counters) -> Result<(), (&'static str, u32)> {
@@ -171,7 +188,8 @@ impl HeapRegion {
         }
         let mut nodes = 0;
         self.check_subtree(root, 0, 0, u32::MAX, 1, &mut nodes)?;
-        let (mut b, mut runs, mut free) = (self.first, 0, 0);
+        self.check_bins(counters.bins)?;
+        let (mut b, mut runs, mut free, mut top, mut binned) = (self.first, 0, 0, false, 0);
         while b < self.end {
             if self.code(b) & USED != 0 {
                 let start = b;
@@ -203,7 +221,21 @@ impl HeapRegion {
             if b + s < self.end && self.code(b + s) & USED == 0 {
                 return Err(("FreeRunsTouch", b + s));
             }
-            if !self.tree_has(b) {
+            // The top, the free run that ends the heap, is kept out of the tree.
+            if b + s == self.end {
+                if self.tree_has(b) {
+                    return Err(("TopInTree", b));
+                }
+                if self.code(b) == RED {
+                    return Err(("StrayRed", b));
+                }
+                top = true;
+            } else if s <= BINNED {
+                if counters.bins.is_some_and(|bins| !self.bin_has(bins, b, s)) {
+                    return Err(("RunNotInBin", b));
+                }
+                binned += 1;
+            } else if !self.tree_has(b) {
                 return Err(("RunNotInTree", b));
             }
             runs += 1;
@@ -211,7 +243,9 @@ impl HeapRegion {
             b += s;
         }
         let used = self.end - self.first - free;
-        if free != counters.free_blocks || runs != counters.free_runs || nodes != runs || counters.peak_used < used {
+        let tree_runs = runs - binned - u32::from(top);
+        if free != counters.free_blocks || runs != counters.free_runs || nodes != tree_runs || counters.peak_used < used
+        {
             return Err(("Stats", 0));
         }
         Ok(())
@@ -253,6 +287,9 @@ impl HeapRegion {
         if red && self.is_red(parent) {
             return fail("RedRed");
         }
+        if self.size(x) <= BINNED {
+            return fail("SmallInTree");
+        }
         *nodes += 1;
         let hs = self.check_subtree(self.node(x, SMALLER), x, lo, k, depth + 1, nodes)?;
         let hl = self.check_subtree(self.node(x, LARGER), x, k, hi, depth + 1, nodes)?;
@@ -260,6 +297,63 @@ impl HeapRegion {
             return fail("BlackHeight");
         }
         Ok(hs + u32::from(!red))
+    }
+
+    /// Each bin's list from its head: free run starts of the bin's size (not the top), `prev` naming the entry
+    /// before, no longer than the heap has blocks. The mask beside the heads is not read.
+    fn check_bins(&self, bins: Option<[u16; 32]>) -> Result<(), (&'static str, u32)> {
+        let Some(bins) = bins else { return Ok(()) };
+        let mut total = 0;
+        for s in 1..=BINNED {
+            let (mut prev, mut r) = (0, u32::from(bins[s as usize]));
+            while r != 0 {
+                let run_start = self.managed(r) && (r == self.first || self.code(r - 1) & USED != 0);
+                if !run_start
+                    || self.code(r) != 0
+                    || self.size(r) != s
+                    || r + s >= self.end
+                    || self.node(r, BIN_PREV) != prev
+                    || total >= self.end - self.first
+                {
+                    return Err(("BinLink", r));
+                }
+                total += 1;
+                prev = r;
+                r = self.node(r, BIN_NEXT);
+            }
+        }
+        Ok(())
+    }
+
+    fn bin_has(&self, bins: [u16; 32], b: u32, s: u32) -> bool {
+        let mut r = u32::from(bins[s as usize]);
+        while r != 0 {
+            if r == b {
+                return true;
+            }
+            r = self.node(r, BIN_NEXT);
+        }
+        false
+    }
+
+    /// The bins as gdb's `heap` prints them: `2: 19 33` for bin 2 holding the runs at 19 and 33, first first; one
+    /// line per non-empty bin.
+    pub fn bin_lines(&self, bins: [u16; 32]) -> Vec<String> {
+        let mut lines = Vec::new();
+        for s in 1..=BINNED {
+            let mut r = u32::from(bins[s as usize]);
+            let mut line = format!("{s}:");
+            let mut n = 0;
+            while r != 0 && self.managed(r) && n < self.end {
+                line += &format!(" {r}");
+                r = self.node(r, BIN_NEXT);
+                n += 1;
+            }
+            if n > 0 {
+                lines.push(line);
+            }
+        }
+        lines
     }
 
     fn tree_has(&self, b: u32) -> bool {
@@ -299,6 +393,8 @@ pub struct Report {
     pub check: String,
     pub pool_len: u32,
     pub pool_peak: u32,
+    /// `Heap::bin_heads()`.
+    pub heap_bins: [u16; 32],
     /// Free slots, next allocated first.
     pub free_stack: Vec<u8>,
     /// Live slots in `iter()` order, with their values.
@@ -310,8 +406,8 @@ pub struct Report {
 
 /// Slots of the fixture's pool.
 pub const SLOTS: usize = 16;
-/// The size of `Report` on the GBA: 32 + 40 + 4 + 16 + 16 + 16 * 6 + 4 + 4 + 16.
-pub const REPORT_BYTES: u32 = 228;
+/// The size of `Report` on the GBA: 32 + 40 + 4 + 16 + 16 + 16 * 6 + 4 + 4 + 16 + 32 * 2.
+pub const REPORT_BYTES: u32 = 292;
 
 impl Report {
     /// Reads the fixture's `ALLOC_STATE_REPORT`.
@@ -345,6 +441,7 @@ impl Report {
             check: String::from_utf8_lossy(&check[..check.iter().position(|&c| c == 0).unwrap_or(40)]).into_owned(),
             pool_len,
             pool_peak: u32_at(208),
+            heap_bins: core::array::from_fn(|k| u16::from_le_bytes([b[228 + 2 * k], b[229 + 2 * k]])),
             free_stack: b[76..76 + SLOTS - live_count].to_vec(),
             live,
             live_generations: b[212..212 + live_count].to_vec(),

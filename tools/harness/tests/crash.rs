@@ -177,6 +177,7 @@ fn a_broken_heap_is_named_not_followed() {
         free_blocks: runs.iter().filter(|r| !r.used).map(|r| r.blocks).sum(),
         free_runs: free,
         peak_used: 0,
+        bins: None,
     };
     let (kind, block) = heap.check(counters).expect_err("the fixture damaged the heap");
     let (used, _, largest) = crash.heap_use();

@@ -101,7 +101,12 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let elf = Elf::read(&fixture()).unwrap();
     let (heap, report) = decoded(&elf);
     let stats = report.heap_stats;
-    let counters = Counters { free_blocks: stats[1] / 8, free_runs: stats[4], peak_used: stats[5] / 8 };
+    let counters = Counters {
+        free_blocks: stats[1] / 8,
+        free_runs: stats[4],
+        peak_used: stats[5] / 8,
+        bins: Some(report.heap_bins),
+    };
     assert_eq!(heap.check(counters), Ok(()), "the fixture's heap decodes as broken");
     assert_eq!(report.check, "ok");
 
@@ -110,8 +115,8 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let free_run = runs.iter().find(|r| !r.used && r.blocks >= 2).expect("a free run of 2+ blocks");
     let big = runs.iter().filter(|r| !r.used).max_by_key(|r| r.blocks).unwrap();
     let child = (heap.first..heap.end)
-        .find(|&b| heap.parent(b) != 0 && runs.iter().any(|r| !r.used && r.start == b))
-        .expect("a non-root node");
+        .find(|&b| heap.parent(b) != 0 && runs.iter().any(|r| !r.used && r.start == b && b + r.blocks != heap.end))
+        .expect("a non-root node (the top, which ends the heap, has no node)");
     let size_copy = heap.base + HeapRegion::node_offset(free_run.start + free_run.blocks - 1, 6) as u32;
     let inside = big.start + 5;
     let (map_byte, shift) = heap.map_position(inside);
@@ -218,10 +223,17 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let runs_text: String =
         runs.iter().map(|r| format!("[{} {} @{}]", if r.used { "used" } else { "free" }, r.blocks, r.start)).collect();
     assert_eq!(gdb_runs, runs_text);
-    let stats_at = lines.iter().position(|l| l.starts_with("stats:")).unwrap();
-    let gdb_tree: Vec<String> = lines[map_end + 1..stats_at].iter().map(|l| l[2..].to_string()).collect();
+    let top_at = lines.iter().position(|l| l.starts_with("top ")).unwrap();
+    let gdb_tree: Vec<String> = lines[map_end + 1..top_at].iter().map(|l| l[2..].to_string()).collect();
     assert_eq!(gdb_tree, heap.tree_lines());
-    assert!(gdb_tree.len() >= 3, "the fixture should leave several free runs: {gdb_tree:?}");
+    assert!(gdb_tree.len() >= 2, "the fixture should leave several free runs: {gdb_tree:?}");
+    assert_eq!(lines[top_at], format!("top (the free run that ends the heap, outside the tree): {}", heap.top_line()));
+    let bins_at = top_at + 1;
+    assert!(lines[bins_at].starts_with("bins"), "{}", lines[bins_at]);
+    let stats_at = lines.iter().position(|l| l.starts_with("stats:")).unwrap();
+    let gdb_bins: Vec<String> = lines[bins_at + 1..stats_at].iter().map(|l| l.trim().to_string()).collect();
+    let bins = heap.bin_lines(report.heap_bins);
+    assert_eq!(gdb_bins, if bins.is_empty() { vec!["(empty)".to_string()] } else { bins });
     assert_eq!(
         lines[stats_at],
         format!(

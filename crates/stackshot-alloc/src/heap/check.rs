@@ -1,6 +1,7 @@
 //! The invariant checker: one function, [`Heap::check`], used by every test and property driver. The
 //! invariants are listed in the [module docs](super).
 
+use super::bins::BINNED;
 use super::map::{RED, USED, USED_BIT};
 use super::tree::NIL;
 use super::{HDR_COUNT, Heap};
@@ -28,6 +29,12 @@ pub enum InvariantKind {
     BlackHeight,
     /// 2: the tree is deeper than any red-black tree of this heap's size can be.
     Unbalanced,
+    /// 2: a tree node's run is small enough for a bin.
+    SmallInTree,
+    /// 3: a bin's list is broken: an entry that is not the first block of a free run of the bin's size (or is
+    /// the top), a `prev` link that does not name the entry before, a list longer than the heap has runs, or
+    /// a mask bit that disagrees with the bin's head (named at the entry, or at 0 for the head or mask).
+    BinLink,
     /// 3: a used run reaches the end of the heap or a free block without an end-of-run mark (named at its
     /// first block).
     Unterminated,
@@ -41,9 +48,14 @@ pub enum InvariantKind {
     SizeCopy,
     /// 3: a free run is followed by another free block.
     FreeRunsTouch,
-    /// 3: a free run has no node in the tree.
+    /// 3: a free run other than the top, too large for a bin, has no node in the tree.
     RunNotInTree,
-    /// 4: the free-block or free-run counter, or the peak, disagrees with the map and tree.
+    /// 3: a free run other than the top, small enough for a bin, is not in the bin of its size.
+    RunNotInBin,
+    /// 3: the top (the free run that ends the heap) has a node in the tree.
+    TopInTree,
+    /// 4: the free-block or free-run counter, the peak or the top's first block disagrees with the map and
+    /// tree.
     Stats,
 }
 
@@ -79,10 +91,12 @@ impl Heap<'_> {
         }
         let mut nodes = 0;
         self.check_subtree(root, NIL, 0, u32::MAX, 1, &mut nodes)?;
+        let binned = self.check_bins()?;
 
         let mut b = self.first;
         let mut runs = 0;
         let mut free = 0;
+        let mut top = self.end;
         while b < self.end {
             if self.map_get(b) & USED_BIT != 0 {
                 // Used codes up to a `LAST`; the end of the heap or a free code first means the mark is lost.
@@ -117,7 +131,19 @@ impl Heap<'_> {
             if b + s < self.end && self.map_get(b + s) & USED_BIT == 0 {
                 return broken(FreeRunsTouch, b + s);
             }
-            if !self.tree_has(b) {
+            if b + s == self.end {
+                if self.tree_has(b) {
+                    return broken(TopInTree, b);
+                }
+                if self.map_get(b) == RED {
+                    return broken(StrayRed, b);
+                }
+                top = b;
+            } else if s <= BINNED {
+                if !self.bin_has(b, s) {
+                    return broken(RunNotInBin, b);
+                }
+            } else if !self.tree_has(b) {
                 return broken(RunNotInTree, b);
             }
             runs += 1;
@@ -125,7 +151,13 @@ impl Heap<'_> {
             b += s;
         }
         let used = self.end - self.first - free;
-        if free != self.free_blocks || runs != self.free_runs || nodes != runs || self.peak_used < used {
+        let tree_runs = runs - binned - if top == self.end { 0 } else { 1 };
+        if free != self.free_blocks
+            || runs != self.free_runs
+            || nodes != tree_runs
+            || self.peak_used < used
+            || top != self.top
+        {
             return broken(Stats, 0);
         }
         Ok(())
@@ -174,6 +206,9 @@ impl Heap<'_> {
         if red && self.is_red(parent) {
             return fail(RedRed);
         }
+        if self.size(x) <= BINNED {
+            return fail(SmallInTree);
+        }
         *nodes += 1;
         let s = self.smaller(x);
         let l = self.larger(x);
@@ -183,6 +218,49 @@ impl Heap<'_> {
             return fail(BlackHeight);
         }
         Ok(hs + if red { 0 } else { 1 })
+    }
+
+    /// Checks every bin's list (see [`BinLink`](InvariantKind::BinLink)); returns how many runs they hold.
+    fn check_bins(&self) -> Result<u32, Invariant> {
+        let mut total = 0;
+        let mut s = 1;
+        while s <= BINNED {
+            let head = self.bin_head(s);
+            if (head != NIL) != (self.binned & (1 << s) != 0) {
+                return Err(Invariant { kind: InvariantKind::BinLink, block: 0 });
+            }
+            let mut prev = NIL;
+            let mut r = head;
+            while r != NIL {
+                let run_start = self.managed(r) && (r == self.first || self.map_get(r - 1) & USED_BIT != 0);
+                if !run_start
+                    || self.map_get(r) != super::map::FREE
+                    || self.size(r) != s
+                    || r + s >= self.end
+                    || self.bin_prev(r) != prev
+                    || total >= self.end - self.first
+                {
+                    return Err(Invariant { kind: InvariantKind::BinLink, block: r });
+                }
+                total += 1;
+                prev = r;
+                r = self.bin_next(r);
+            }
+            s += 1;
+        }
+        Ok(total)
+    }
+
+    /// Whether the run at `b` is in bin `s`; bounded like `check_bins`, which has passed.
+    fn bin_has(&self, b: u32, s: u32) -> bool {
+        let mut r = self.bin_head(s);
+        while r != NIL {
+            if r == b {
+                return true;
+            }
+            r = self.bin_next(r);
+        }
+        false
     }
 
     /// Whether the node at `b` is in the tree, searched by its key (the tree is known to be ordered).

@@ -98,6 +98,21 @@ impl Heap<'_> {
     /// Marks the `n >= 1` blocks from `b` as one used run: `USED`, …, `LAST`, whatever their codes were.
     #[inline(always)]
     pub(super) fn mark_used(&mut self, b: u32, n: u32) {
+        let (p, shift) = self.map_word(b);
+        let end = shift + 2 * n;
+        if end > 32 {
+            return self.mark_used_words(b, n);
+        }
+        // The run's codes all lie in b's word: its bits, `USED` in each, the last one's high bit set too.
+        let m = (!0u32 >> (32 - 2 * n)) << shift;
+        // SAFETY: p is b's map word (see `map_word`); nothing else accesses the map.
+        unsafe { *p = (*p & !m) | (EVEN & m) | (2 << (end - 2)) };
+    }
+
+    /// `mark_used` for a run whose codes span map words: word by word.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_mark_used_words"))]
+    fn mark_used_words(&mut self, b: u32, n: u32) {
         let (mut p, shift) = self.map_word(b);
         let (last, last_shift) = self.map_word(b + n - 1);
         // The bits of the run's blocks in the current word: from b's code on, then whole words.

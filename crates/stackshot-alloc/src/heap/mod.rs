@@ -1,6 +1,8 @@
 //! The tree-heap: a best-fit allocator for small pools (16 B up to 512 KB) with almost no bookkeeping. Memory
 //! is handed out in 8-byte blocks; a 2-bit-per-block allocation map says which blocks are used, and the free
-//! runs are kept in a red-black tree whose nodes live inside the free runs themselves.
+//! runs are kept in a red-black tree whose nodes live inside the free runs themselves. In front of the tree,
+//! for speed: bins, one list per size for runs of up to [`BINNED`] blocks, and the top, the run that ends the
+//! heap; both still give the exact best fit.
 //!
 //! # Layout
 //!
@@ -19,6 +21,14 @@
 //!   The spare fourth code holds the red-black colour, so the node needs no bit of its own.
 //! - Node, in the first block of every free run: `smaller: u16, larger: u16, parent: u16, size: u16` (size in
 //!   blocks); the run's last block repeats `size` at the same offset 6 (for a 1-block run the two coincide).
+//! - The top: the free run that ends the heap, if the last block is free. It is kept out of the tree and the
+//!   bins (only its `size` fields count), so that the common allocation from the end of the heap and the free
+//!   next to it touch no node; the `Heap` keeps its first block (`top`, or `end` when there is none) beside
+//!   the map.
+//! - Bins (`src/heap/bins.rs`): every other free run of up to [`BINNED`] blocks is in the doubly linked list of
+//!   its size instead of the tree: `next: u16` at offset 0 and `prev: u16` at offset 2 of its first block
+//!   (0 = none), its map code `FREE`. The `Heap` keeps the lists' heads and a mask of the non-empty ones beside
+//!   the map. The tree holds only runs of more than [`BINNED`] blocks.
 //! - Indices are block numbers; block 0 (the header) is never a run, so 0 means "none". A region has at most
 //!   65 536 blocks (512 KB), so every index and size fits a `u16`.
 //! - `first` is the smallest block count that holds the header and the map of the remaining blocks:
@@ -36,12 +46,18 @@
 //!    \[`Order`\]; red-black: the root is black \[`RedRoot`\], no red node has a red child \[`RedRed`\], every
 //!    path from a node down has the same number of black nodes \[`BlackHeight`\], so no path is longer than
 //!    2·log2(n + 1) \[`Unbalanced`, reported when a walk goes deeper than any valid tree can\].
-//! 3. The map, walked in block order, splits into runs: a used run is `01`… ended by `11` \[`Unterminated`\];
-//!    a free run starts at a node whose size is ≥ 1 and ends inside the heap \[`BadSize`\], has only `00`
-//!    blocks after its first \[`UsedInFreeRun`, `StrayRed`\], repeats its size in its last block
-//!    \[`SizeCopy`\], is followed by a used block or the end \[`FreeRunsTouch`\], and has a node in the tree
-//!    \[`RunNotInTree`\]. With 2, each free run has exactly one node.
-//! 4. The counters (free blocks, free runs, peak ≥ used) agree with the map and the tree \[`Stats`\].
+//!    Every node's run has more than [`BINNED`] blocks \[`SmallInTree`\].
+//! 3. The bins: each list, from its head, holds first blocks of free runs of its size that are not the top,
+//!    each `prev` naming the entry before, no more entries than blocks, and the mask bit is set exactly when
+//!    the head is not 0 \[`BinLink`\]. The map, walked in block order, splits into runs: a used run is `01`…
+//!    ended by `11` \[`Unterminated`\]; a free run starts at a block whose size is ≥ 1 and ends inside the heap
+//!    \[`BadSize`\], has only `00` blocks after its first \[`UsedInFreeRun`, `StrayRed`\], repeats its size in
+//!    its last block \[`SizeCopy`\], is followed by a used block or the end \[`FreeRunsTouch`\], and is the
+//!    top, which has no node \[`TopInTree`\] and whose first code is not red \[`StrayRed`\], or is in the bin
+//!    of its size if it has at most [`BINNED`] blocks \[`RunNotInBin`\], or else has a node in the tree
+//!    \[`RunNotInTree`\]. With 2, each free run is in exactly one place.
+//! 4. The counters (free blocks, free runs, peak ≥ used) and the top's first block agree with the map and the
+//!    tree \[`Stats`\].
 //!
 //! [`Header`]: InvariantKind::Header
 //! [`NodeOutOfRange`]: InvariantKind::NodeOutOfRange
@@ -53,6 +69,9 @@
 //! [`RedRed`]: InvariantKind::RedRed
 //! [`BlackHeight`]: InvariantKind::BlackHeight
 //! [`Unbalanced`]: InvariantKind::Unbalanced
+//! [`SmallInTree`]: InvariantKind::SmallInTree
+//! [`BinLink`]: InvariantKind::BinLink
+//! [`RunNotInBin`]: InvariantKind::RunNotInBin
 //! [`Unterminated`]: InvariantKind::Unterminated
 //! [`BadSize`]: InvariantKind::BadSize
 //! [`UsedInFreeRun`]: InvariantKind::UsedInFreeRun
@@ -60,6 +79,7 @@
 //! [`SizeCopy`]: InvariantKind::SizeCopy
 //! [`FreeRunsTouch`]: InvariantKind::FreeRunsTouch
 //! [`RunNotInTree`]: InvariantKind::RunNotInTree
+//! [`TopInTree`]: InvariantKind::TopInTree
 //! [`Stats`]: InvariantKind::Stats
 //!
 //! # Hot paths
@@ -67,23 +87,29 @@
 //! [`Heap::alloc`], [`Heap::free`] and everything they call use plain operators, `if` and `while` (no
 //! iterators, `Option` combinators, `trailing_zeros` or other core helpers, which would call Thumb code in
 //! ROM). `alloc` and `free` are `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in
-//! an `.iwram.*` section) around each; `tree_insert` and `tree_remove`, which both need, are `#[inline(never)]`
-//! and, with the crate's `iwram` feature, ARM functions in IWRAM of their own. What keeps them short:
+//! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
+//! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's
+//! search (`alloc_tree`), a split of a tree run and every aligned or resizing split (`take`), bad requests and
+//! alignments above a block (`alloc_other`), a merge with a tree neighbour (`merge`), `tree_insert`,
+//! `tree_remove` and their rotation. What keeps the common paths short:
 //!
+//! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
+//!   shift and a halving search for its lowest bit), or the front of the top when it is smaller still or the
+//!   tree is empty; a free whose neighbours are binned (or used) unlinks them and pushes the merged run, and a
+//!   free next to the top grows it. None of these touch the tree.
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with masks, `free` finds the
 //!   end-of-run code `11` with `w & (w >> 1)` on whole words and clears up to it with one mask.
-//! - After a split, what is left of the run usually takes the run's node over in place (new block, smaller
+//! - After a split of a tree run, what is left usually takes the run's node over in place (new block, smaller
 //!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor, and the key stays
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
-//!   successor's. Only exact fits, frees with no free neighbour and the rarer re-orderings touch the tree's
-//!   rebalancing.
+//!   successor's.
 //!
-//! Measured (thumbv4t, opt-level 3, the benchmark ROM): ARM code of 304 instructions (1 216 bytes) for
-//! alloc, 315 (1 260 bytes) for free, 198 (792 bytes) for `tree_insert` and 432 (1 728 bytes) for
-//! `tree_remove`: 4 996 bytes of IWRAM. Making the rotation a shared function too saves 330 bytes but costs
-//! 40–90 cycles in the worst cases.
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 156 bytes for `heap_alloc`,
+//! 1 236 for `heap_free`, and 5 444 for the out-of-line functions: 7 836 bytes of IWRAM. `docs/benchmarks.md`
+//! has the worst case against the number of tree runs.
 
 mod adapter;
+mod bins;
 mod boxed;
 mod check;
 mod global;
@@ -96,12 +122,14 @@ mod tests;
 mod tree;
 
 pub use adapter::{LockError, LockedHeap};
+pub use bins::BINNED;
 pub use boxed::HeapBox;
 pub use check::{Invariant, InvariantKind};
 pub use global::GlobalHeap;
 pub use map::Block;
 pub use stats::Stats;
 
+use bins::BINS;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use map::{USED, USED_BIT};
@@ -112,6 +140,8 @@ const HDR_COUNT: usize = 0;
 const HDR_ROOT: usize = 2;
 /// The map starts right after the header.
 const MAP: usize = 4;
+/// `take`'s predecessor when it is not known (never a block: blocks are below 65 536).
+const UNKNOWN: u32 = u32::MAX;
 
 /// Why a request or a free was refused. A refused call leaves the heap unchanged (apart from the counters of
 /// failed requests and bad frees).
@@ -144,6 +174,13 @@ pub struct Heap<'a> {
     first: u32,
     /// One past the last managed block.
     end: u32,
+    /// First block of the top, the free run that ends the heap (kept out of the tree), or `end` when the last
+    /// block is used.
+    top: u32,
+    /// Heads of the bins, the lists of free runs of 1 to `BINNED` blocks (index = size; 0 = empty), and a mask
+    /// with bit `s` set when bin `s` is not empty.
+    bins: [u16; BINS],
+    binned: u32,
     /// Managed blocks that are free, and how many free runs they form.
     free_blocks: u32,
     free_runs: u32,
@@ -183,6 +220,9 @@ impl<'a> Heap<'a> {
             base: unsafe { ptr.add(skip) },
             first,
             end: total,
+            top: first,
+            bins: [0; BINS],
+            binned: 0,
             free_blocks: total - first,
             free_runs: 1,
             peak_used: 0,
@@ -200,7 +240,6 @@ impl<'a> Heap<'a> {
         heap.set_header(HDR_COUNT, total - first);
         heap.set_header(HDR_ROOT, NIL);
         heap.make_run(first, total - first);
-        heap.tree_insert(first);
         Ok(heap)
     }
 
@@ -227,6 +266,61 @@ impl<'a> Heap<'a> {
     /// [`OutOfMemory`](HeapError::OutOfMemory).
     #[inline(always)]
     pub fn alloc(&mut self, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
+        // The common request in two compares: 1 byte up to the capacity, and an alignment of 1, 2, 4 or 8
+        // (`align - 1` below 8 and sharing no bit with `align`). Everything else is out of line.
+        if size.wrapping_sub(1) >= self.capacity() || align.wrapping_sub(1) & (align | !7) != 0 {
+            return self.alloc_other(size, align);
+        }
+        let n = ((size + 7) >> 3) as u32;
+        // The smallest run that fits: a binned one, else one in the tree (all larger than the bins'); the top
+        // when it is smaller still (it comes after every run of its size: it ends the heap).
+        let top_size = self.end - self.top;
+        let s = if n <= BINNED { self.bin_fit(n) } else { 0 };
+        if s != 0 {
+            if top_size >= n && top_size < s {
+                return Ok(self.take_top(self.top, n));
+            }
+            return Ok(self.take_binned(s, n));
+        }
+        // No bin fits: with an empty tree, or a top small enough for a bin (smaller than every tree run), the
+        // top is the best fit if it fits at all.
+        if top_size >= n && (top_size <= BINNED || self.root() == NIL) {
+            return Ok(self.take_top(self.top, n));
+        }
+        self.alloc_tree(n, top_size)
+    }
+
+    /// `alloc`'s search of the tree, when no bin serves the request. Out of line, to keep `alloc` short.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_tree"))]
+    fn alloc_tree(&mut self, n: u32, top_size: u32) -> Result<NonNull<u8>, HeapError> {
+        let (run, below) = self.best_fit(n);
+        if top_size >= n && (run == NIL || top_size < self.size(run)) {
+            return Ok(self.take_top(self.top, n));
+        }
+        if run == NIL {
+            return self.refuse_cold(HeapError::OutOfMemory);
+        }
+        Ok(self.take(run, below, run, n))
+    }
+
+    /// Hands out the first `n` blocks of the first run of bin `s >= n`; the rest goes to its own bin.
+    #[inline(always)]
+    fn take_binned(&mut self, s: u32, n: u32) -> NonNull<u8> {
+        let run = self.bin_pop(s);
+        if s == n {
+            self.free_runs -= 1;
+        } else {
+            self.make_run(run + n, s - n);
+            self.bin_push(run + n, s - n);
+        }
+        self.hand_out(run, n)
+    }
+
+    /// `alloc` for what its fast path leaves: refusals of bad requests, and alignments above a block.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_other"))]
+    fn alloc_other(&mut self, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
         if size == 0 {
             return self.refuse(HeapError::ZeroSize);
         }
@@ -236,38 +330,52 @@ impl<'a> Heap<'a> {
         if size > self.capacity() {
             return self.refuse(HeapError::TooLarge);
         }
-        let n = ((size + 7) >> 3) as u32;
-        if align > 8 {
-            return self.alloc_aligned(n, align);
-        }
-        let (run, below) = self.best_fit(n);
-        if run == NIL {
-            return self.refuse(HeapError::OutOfMemory);
-        }
-        Ok(self.take(run, below, run, n))
+        self.alloc_aligned(((size + 7) >> 3) as u32, align)
     }
 
     /// `alloc` for alignments above a block: the smallest run in key order whose first aligned block leaves
     /// room for `n` blocks, placed by the run's real address. Runs of at least `n + align/8 - 1` blocks
-    /// always fit, so the walk passes only runs whose size lies between that and `n`. Out of line: games
-    /// rarely ask for it.
-    #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_aligned"))]
+    /// always fit, so the walk passes only runs whose size lies between that and `n`.
+    #[inline(always)]
     fn alloc_aligned(&mut self, n: u32, align: usize) -> Result<NonNull<u8>, HeapError> {
         if self.pad_blocks(self.first, align) + n as usize > (self.end - self.first) as usize {
             return self.refuse(HeapError::TooLarge);
         }
-        let mut run = self.ceiling(n);
-        while run != NIL {
-            let front = self.pad_blocks(run, align);
-            if front + n as usize <= self.size(run) as usize {
-                let below = self.predecessor(run);
-                // front < the run's size, so it fits a u32.
-                return Ok(self.take(run, below, run + front as u32, n));
+        // Binned runs first, smallest size first, then the tree's in key order.
+        let mut s = n;
+        while s <= BINNED {
+            let mut r = self.bin_head(s);
+            while r != NIL {
+                if self.pad_blocks(r, align) + n as usize <= s as usize {
+                    let top = self.top;
+                    let top_size = self.end - top;
+                    let top_front = self.pad_blocks(top, align);
+                    if top_front + n as usize <= top_size as usize && top_size < s {
+                        return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
+                    }
+                    return Ok(self.take(r, UNKNOWN, r + self.pad_blocks(r, align) as u32, n));
+                }
+                r = self.bin_next(r);
             }
+            s += 1;
+        }
+        let mut run = self.ceiling(n);
+        while run != NIL && self.pad_blocks(run, align) + n as usize > self.size(run) as usize {
             run = self.successor(run);
         }
-        self.refuse(HeapError::OutOfMemory)
+        // The top, if it fits and its key is below the tree run found.
+        let top = self.top;
+        let top_size = self.end - top;
+        let top_front = self.pad_blocks(top, align);
+        if top_front + n as usize <= top_size as usize && (run == NIL || (top_size << 16 | top) < self.key(run)) {
+            // top_front < the top's size, so it fits a u32.
+            return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
+        }
+        if run == NIL {
+            return self.refuse(HeapError::OutOfMemory);
+        }
+        // The front < the run's size, so it fits a u32.
+        Ok(self.take(run, UNKNOWN, run + self.pad_blocks(run, align) as u32, n))
     }
 
     /// Blocks from block `b` to the first block at or after it whose address is a multiple of `align` (a
@@ -278,39 +386,99 @@ impl<'a> Heap<'a> {
         (align.wrapping_sub(addr) & (align - 1)) >> 3
     }
 
-    /// Hands out blocks `start..start + n` of the free run `run` (`below` is its predecessor in key order, or
-    /// NIL; only read when something is left of the run): what is left becomes one or two free runs.
-    #[inline(always)]
+    /// Hands out blocks `start..start + n` of the free run `run`, the top, binned or in the tree (`below` is its
+    /// predecessor in key order, NIL for none, or `UNKNOWN`, which moves a tree run's node by removing and
+    /// inserting; only read for a tree run when something is left): what is left becomes one or two free runs. Out of line: shared by the tree's, the aligned and the
+    /// resizing paths.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_take"))]
     fn take(&mut self, run: u32, below: u32, start: u32, n: u32) -> NonNull<u8> {
+        if run == self.top {
+            return self.take_top(start, n);
+        }
         let run_size = self.size(run);
         let front = start - run;
         let after = start + n;
         let tail = run + run_size - after;
-        // The first of what is left can take the run's node over in place when its smaller key stays above
-        // the predecessor `below`; the key only shrinks, so it stays below the successor.
-        let (keep, keep_size) = if front != 0 { (run, front) } else { (after, tail) };
-        if keep_size != 0 && (below == NIL || self.key(below) < (keep_size << 16 | keep)) {
-            self.tree_replace(run, keep, keep_size);
-            if front != 0 && tail != 0 {
-                self.make_run(after, tail);
-                self.tree_insert(after);
-                self.free_runs += 1;
+        if run_size > BINNED {
+            // The first of what is left can take the run's node over in place when it stays in the tree and
+            // its smaller key stays above the predecessor `below`; the key only shrinks, so it stays below the
+            // successor.
+            let (keep, keep_size) = if front != 0 { (run, front) } else { (after, tail) };
+            if keep_size > BINNED && below != UNKNOWN && (below == NIL || self.key(below) < (keep_size << 16 | keep)) {
+                self.tree_replace(run, keep, keep_size);
+                if front != 0 && tail != 0 {
+                    self.add_run(after, tail);
+                }
+                return self.hand_out(start, n);
             }
-        } else {
             self.tree_remove(run);
-            self.free_runs -= 1;
-            if front != 0 {
-                // The padding in front becomes a free run; the block before it is used or the map.
-                self.make_run(run, front);
-                self.tree_insert(run);
-                self.free_runs += 1;
-            }
-            if tail != 0 {
-                self.make_run(after, tail);
-                self.tree_insert(after);
-                self.free_runs += 1;
-            }
+        } else {
+            self.bin_unlink(run, run_size);
         }
+        self.free_runs -= 1;
+        if front != 0 {
+            // The padding in front becomes a free run; the block before it is used or the map.
+            self.add_run(run, front);
+        }
+        if tail != 0 {
+            self.add_run(after, tail);
+        }
+        self.hand_out(start, n)
+    }
+
+    /// Writes the free run of `size` blocks at `b` (not the top) and puts it in its bin or the tree.
+    #[inline(always)]
+    fn index_run(&mut self, b: u32, size: u32) {
+        self.make_run(b, size);
+        if size <= BINNED {
+            self.bin_push(b, size);
+        } else {
+            self.tree_insert(b);
+        }
+    }
+
+    /// `index_run` and count the run, out of line for the paths that split and merge.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_add_run"))]
+    fn add_run(&mut self, b: u32, size: u32) {
+        self.index_run(b, size);
+        self.free_runs += 1;
+    }
+
+    /// Takes the free run of `size` blocks at `b` (not the top) out of its bin or the tree.
+    #[inline(always)]
+    fn unindex_run(&mut self, b: u32, size: u32) {
+        if size <= BINNED {
+            self.bin_unlink(b, size);
+        } else {
+            self.tree_remove(b);
+        }
+    }
+
+    /// Hands out blocks `start..start + n` of the top; what is left in front of them becomes a tree run, what
+    /// is left behind them the top.
+    #[inline(always)]
+    fn take_top(&mut self, start: u32, n: u32) -> NonNull<u8> {
+        let top = self.top;
+        if start != top {
+            // The padding in front: the block before it is used or the map.
+            self.add_run(top, start - top);
+        }
+        let after = start + n;
+        if after != self.end {
+            self.make_run(after, self.end - after);
+        } else {
+            self.free_runs -= 1;
+        }
+        self.top = after;
+        self.hand_out(start, n)
+    }
+
+    /// Marks blocks `start..start + n`, taken out of the free runs, as a used run, counts them and returns
+    /// their address.
+    #[inline(always)]
+    fn hand_out(&mut self, start: u32, n: u32) -> NonNull<u8> {
         self.mark_used(start, n);
         self.free_blocks -= n;
         let used = self.used_blocks();
@@ -332,39 +500,76 @@ impl<'a> Heap<'a> {
         let (e, next_free) = self.clear_used_run(b);
         self.free_blocks += e + 1 - b;
         let below_free = prev & USED_BIT == 0;
-        if !below_free && !next_free {
-            self.make_run(b, e + 1 - b);
-            self.tree_insert(b);
-            self.free_runs += 1;
+        let after = e + 1;
+        if after == self.top {
+            // The run joins the top (or becomes it, when the top was empty), with the free run below if any.
+            let mut start = b;
+            if below_free {
+                start = b - self.size(b - 1);
+                self.unindex_run(start, b - start);
+                self.free_runs -= 1;
+            }
+            if self.top == self.end {
+                self.free_runs += 1;
+            }
+            self.top = start;
+            self.make_run(start, self.end - start);
             return Ok(());
         }
-        // Merge: one neighbour's node takes the merged run, whose key is larger than either neighbour's.
-        // Block b-1 is the last of a free run: its size copy leads to that run's node. Block e+1 starts a
-        // free run: its node is right there.
-        let mut start = b;
-        let mut size = e + 1 - b;
-        let mut node = e + 1;
-        if below_free {
-            let below_size = self.size(b - 1);
-            start = b - below_size;
-            size += below_size;
+        // Block b-1 is the last of a free run: its size copy leads to that run's first block. Block `after`
+        // starts a free run: its size is right there.
+        let below_size = if below_free { self.size(b - 1) } else { 0 };
+        let above_size = if next_free { self.size(after) } else { 0 };
+        if below_size > BINNED || above_size > BINNED {
+            self.merge(b, after, below_size, above_size);
+            return Ok(());
+        }
+        // Binned neighbours leave their bins, and the merged run is filed like a new one.
+        let start = b - below_size;
+        if below_size != 0 {
+            self.bin_unlink(start, below_size);
+            self.free_runs -= 1;
+        }
+        if above_size != 0 {
+            self.bin_unlink(after, above_size);
+            self.free_runs -= 1;
+        }
+        self.index_run(start, after + above_size - start);
+        self.free_runs += 1;
+        Ok(())
+    }
+
+    /// `free`'s merge of the run `b..after` with its free neighbours of `below_size` and `above_size` blocks
+    /// (0: not free), one of them in the tree; neither is the top. A tree neighbour's node takes the merged run,
+    /// whose key is larger than either neighbour's; a binned neighbour leaves its bin. Out of line, to keep
+    /// `free` short.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_merge"))]
+    fn merge(&mut self, b: u32, after: u32, below_size: u32, above_size: u32) {
+        let start = b - below_size;
+        let size = after + above_size - start;
+        let mut node = NIL;
+        if below_size > BINNED {
             node = start;
-            if next_free {
+        } else if below_size != 0 {
+            self.bin_unlink(start, below_size);
+        }
+        if above_size > BINNED {
+            if node == NIL {
+                node = after;
+            } else {
                 // Keep the node with the larger key, which fewer keys follow; the other leaves the tree.
-                let above_size = self.size(e + 1);
-                size += above_size;
-                let mut gone = e + 1;
+                let mut gone = after;
                 if above_size >= below_size {
                     (node, gone) = (gone, node);
                 }
                 self.tree_remove(gone);
-                self.free_runs -= 1;
             }
-        } else {
-            size += self.size(e + 1);
+        } else if above_size != 0 {
+            self.bin_unlink(after, above_size);
         }
+        self.free_runs = self.free_runs + 1 - (below_size != 0) as u32 - (above_size != 0) as u32;
         self.tree_grow(node, start, size);
-        Ok(())
     }
 
     /// Resizes the used run starting at `ptr` to `size` bytes without moving it: a smaller size frees the
@@ -402,7 +607,7 @@ impl<'a> Heap<'a> {
             }
             // The run behind gives up its first k blocks as an allocation would; then the old blocks and the new
             // are marked as one run.
-            let below = self.predecessor(next);
+            let below = if next != self.top && self.size(next) > BINNED { self.predecessor(next) } else { UNKNOWN };
             self.take(next, below, next, k);
             self.mark_used(b, n);
         }
@@ -450,6 +655,13 @@ impl<'a> Heap<'a> {
     fn refuse(&mut self, e: HeapError) -> Result<NonNull<u8>, HeapError> {
         self.failed = self.failed.saturating_add(1);
         Err(e)
+    }
+
+    /// `refuse` out of the fast path's line.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_refuse"))]
+    fn refuse_cold(&mut self, e: HeapError) -> Result<NonNull<u8>, HeapError> {
+        self.refuse(e)
     }
 
     #[inline(always)]

@@ -1,6 +1,7 @@
 //! Heap statistics: counters kept by `alloc`/`free`, plus the largest free run read from the tree.
 
 use super::Heap;
+use super::bins::BINNED;
 use super::tree::NIL;
 
 /// A snapshot of the heap's state; all sizes in bytes.
@@ -40,17 +41,26 @@ impl Heap<'_> {
         }
     }
 
-    /// The size of the largest free run: the rightmost node holds the largest key. O(height).
+    /// The size of the largest free run: the top, or the tree's rightmost node, which holds its largest key, or
+    /// the largest binned run.
+    /// O(height).
     fn largest_free_blocks(&self) -> u32 {
+        let top = self.end - self.top;
         let mut x = self.root();
         if x == NIL {
-            return 0;
+            // Every tree run is larger than every binned one: with none, the largest non-empty bin.
+            let mut s = BINNED;
+            while s > 0 && self.binned & (1 << s) == 0 {
+                s -= 1;
+            }
+            return if s > top { s } else { top };
         }
         let mut l = self.larger(x);
         while l != NIL {
             x = l;
             l = self.larger(x);
         }
-        self.size(x)
+        let s = self.size(x);
+        if s > top { s } else { top }
     }
 }

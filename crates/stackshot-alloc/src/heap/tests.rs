@@ -5,6 +5,7 @@
 extern crate alloc;
 extern crate std;
 
+use super::bins::BINNED;
 use super::map::{FREE, LAST, RED, USED};
 use super::props::{self, PropReport};
 use super::tree::NIL;
@@ -186,14 +187,14 @@ fn best_fit_picks_the_smallest_run_that_fits() {
     ok(&h);
 }
 
-/// A heap with many free runs of varied sizes (a deep tree with red and black nodes), kept as the live
-/// pointers and the heap.
+/// A heap with many free runs of varied sizes, too large for the bins (a deep tree with red and black nodes),
+/// kept as the live pointers and the heap.
 fn fragmented(w: &mut [u64]) -> (Heap<'_>, Vec<NonNull<u8>>) {
     let mut h = Heap::new(bytes(w)).unwrap();
     let mut live = Vec::new();
     let mut holes = Vec::new();
     let mut i = 0;
-    while let Ok(p) = h.alloc(8 * (1 + i % 5), 8) {
+    while let Ok(p) = h.alloc(8 * (BINNED as usize + 1 + i % 5), 8) {
         if i % 2 == 0 {
             holes.push(p)
         } else {
@@ -221,41 +222,41 @@ fn checker_names_each_broken_invariant_and_block() {
     let expect = |h: &Heap, kind, block| assert_eq!(h.check(), Err(Invariant { kind, block }));
 
     // Header.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     h.set_header(HDR_COUNT, 495);
     expect(&h, Header, 0);
 
     // Child link out of range.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let r = h.root();
     poke(&mut h, r, SMALLER, 0xFFFF);
     expect(&h, NodeOutOfRange, 0xFFFF);
 
     // A node marked used.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = h.smaller(h.root());
     h.map_set(x, USED);
     expect(&h, NodeNotFree, x);
 
     // A node whose block before it is free: make the used run in front of it free in the map.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = find_node(&h, |h, b| b > h.first && h.map_get(b - 1) == LAST);
     h.map_set(x - 1, FREE);
     expect(&h, NodeNotRunStart, x);
 
     // Parent link.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = h.larger(h.root());
     poke(&mut h, x, PARENT, x as u16);
     expect(&h, ParentLink, x);
 
     // Order: the smallest node claims a huge size.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let mut x = h.root();
     while h.smaller(x) != NIL {
@@ -265,21 +266,21 @@ fn checker_names_each_broken_invariant_and_block() {
     expect(&h, Order, x);
 
     // Red root.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let r = h.root();
     h.map_set(r, RED);
     expect(&h, RedRoot, r);
 
     // Red-red: a black node below a red one turned red.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = find_node(&h, |h, b| h.is_red(h.parent(b)) && !h.is_red(b));
     h.map_set(x, RED);
     expect(&h, RedRed, x);
 
     // Black height: a red node turned black; its parent's two sides then differ.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     let x = find_node(&h, |h, b| h.is_red(b));
     let p = h.parent(x);
@@ -287,10 +288,11 @@ fn checker_names_each_broken_invariant_and_block() {
     expect(&h, BlackHeight, p);
 
     // Unbalanced: relink all nodes into one chain (ordered, parents right, all black) deeper than allowed.
-    let mut w = region(4096);
+    let mut w = region(32768);
     let (mut h, _) = fragmented(&mut w);
-    let mut nodes: Vec<u32> =
-        (h.first..h.end).filter(|&b| h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1)).collect();
+    let mut nodes: Vec<u32> = (h.first..h.end)
+        .filter(|&b| h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1) && h.size(b) > BINNED)
+        .collect();
     nodes.sort_by_key(|&b| h.key(b));
     assert!(nodes.len() > 40);
     for (i, &b) in nodes.iter().enumerate() {
@@ -340,25 +342,117 @@ fn checker_names_each_broken_invariant_and_block() {
     poke(&mut h, e - 2, SIZE, 495);
     expect(&h, FreeRunsTouch, e - 1);
 
-    // A used run marked free in the map (with a valid size) but not in the tree.
+    // A used run marked free in the map (with a valid size) but not in the tree, or (small) not in its bin.
+    for (blocks, kind) in [(BINNED + 5, RunNotInTree), (3, RunNotInBin)] {
+        let mut w = region(4096);
+        let mut h = Heap::new(bytes(&mut w)).unwrap();
+        let _a = h.alloc(8, 8).unwrap();
+        let b = h.alloc(8 * blocks as usize, 8).unwrap();
+        let _c = h.alloc(8, 8).unwrap();
+        let bb = block_of(&h, b);
+        for i in 0..blocks {
+            h.map_set(bb + i, FREE);
+        }
+        poke(&mut h, bb, SIZE, blocks as u16);
+        poke(&mut h, bb + blocks - 1, SIZE, blocks as u16);
+        expect(&h, kind, bb);
+    }
+
+    // Bins: three 2-block runs in bin 2 (the last freed first), between used blocks; a prev link that names
+    // another entry, a mask bit cleared, a loop, a list cut short; and a binned run put in the tree.
+    for case in 0..5 {
+        let mut w = region(4096);
+        let mut h = Heap::new(bytes(&mut w)).unwrap();
+        let p: Vec<_> = (0..6).map(|_| h.alloc(16, 8).unwrap()).collect();
+        for i in [0, 2, 4] {
+            h.free(p[i]).unwrap();
+        }
+        ok(&h);
+        let (head, second, third) = (block_of(&h, p[4]), block_of(&h, p[2]), block_of(&h, p[0]));
+        assert_eq!((h.bin_head(2), h.bin_next(head), h.bin_next(second)), (head, second, third));
+        match case {
+            0 => {
+                poke(&mut h, third, 2, head as u16);
+                expect(&h, BinLink, third);
+            }
+            1 => {
+                h.binned &= !(1 << 2);
+                expect(&h, BinLink, 0);
+            }
+            2 => {
+                poke(&mut h, second, 0, second as u16);
+                expect(&h, BinLink, second);
+            }
+            3 => {
+                poke(&mut h, second, 0, 0);
+                expect(&h, RunNotInBin, third);
+            }
+            _ => {
+                h.bin_unlink(second, 2);
+                h.tree_insert(second);
+                expect(&h, SmallInTree, second);
+            }
+        }
+    }
+
+    // The top given a node, as if a free had put it in the tree.
     let mut w = region(4096);
     let mut h = Heap::new(bytes(&mut w)).unwrap();
     let _a = h.alloc(8, 8).unwrap();
     let b = h.alloc(24, 8).unwrap();
     let _c = h.alloc(8, 8).unwrap();
-    let bb = block_of(&h, b);
-    for i in 0..3 {
-        h.map_set(bb + i, FREE);
-    }
-    poke(&mut h, bb, SIZE, 3);
-    poke(&mut h, bb + 2, SIZE, 3);
-    expect(&h, RunNotInTree, bb);
+    h.free(b).unwrap();
+    let top = h.top;
+    h.tree_insert(top);
+    expect(&h, TopInTree, top);
+
+    // The top's first block with the red code.
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let _a = h.alloc(8, 8).unwrap();
+    let top = h.top;
+    h.map_set(top, RED);
+    expect(&h, StrayRed, top);
 
     // Counters.
-    let mut w = region(4096);
+    let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
     h.free_runs += 1;
     expect(&h, Stats, 0);
+
+    // The top's first block, kept beside the map, names another block.
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let _a = h.alloc(8, 8).unwrap();
+    h.top += 1;
+    expect(&h, Stats, 0);
+}
+
+/// What the fast paths must keep of the top, the free run that ends the heap and has no node: an allocation
+/// from it leaves the rest as the top, a free behind a used block makes it the top, and a free that touches the
+/// top joins it, with the free run below it if any.
+#[test]
+fn the_top_stays_out_of_the_tree() {
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    assert_eq!((h.root(), h.top), (NIL, h.first));
+    let blocks = BINNED + 1;
+    let p: Vec<_> = (0..4).map(|_| h.alloc(blocks as usize * 8, 8).unwrap()).collect();
+    assert_eq!((h.root(), h.top), (NIL, h.first + 4 * blocks));
+    h.free(p[1]).unwrap(); // a run with a node
+    assert_eq!(h.root(), block_of(&h, p[1]));
+    h.free(p[3]).unwrap(); // joins the top
+    assert_eq!(h.top, block_of(&h, p[3]));
+    h.free(p[2]).unwrap(); // merges with the run below and the top: the tree is empty again
+    assert_eq!((h.root(), h.top), (NIL, block_of(&h, p[1])));
+    ok(&h);
+    // Filled to the last block, the heap has no top; freeing the last run makes it the top again.
+    let rest = h.alloc(h.stats().largest_free as usize, 8).unwrap();
+    assert_eq!((h.top, h.stats().free_runs), (h.end, 0));
+    ok(&h);
+    h.free(rest).unwrap();
+    assert_eq!((h.top, h.stats().free_runs), (block_of(&h, p[1]), 1));
+    ok(&h);
 }
 
 /// A test lock for the host: spins on an atomic flag (the heap's calls are short).
@@ -764,9 +858,11 @@ fn item6_aligned_requests_that_fit_are_served() {
     }
     ok(&h);
     assert_eq!(h.stats().largest_free, 64);
-    for &(_, p) in &holes {
-        assert_eq!(h.alloc(64, 64), Ok(p), "a 64-byte hole at a 64-aligned address");
-    }
+    // Each request gets one of the holes (binned: the last freed first).
+    let mut got: Vec<_> =
+        holes.iter().map(|_| h.alloc(64, 64).expect("a 64-byte hole at a 64-aligned address")).collect();
+    got.sort();
+    assert_eq!(got, holes.iter().map(|&(_, p)| p).collect::<Vec<_>>());
     assert_eq!(h.alloc(8, 8), Err(HeapError::OutOfMemory));
     ok(&h);
 }

@@ -19,14 +19,14 @@ const SIZE: usize = 6;
 
 impl Heap<'_> {
     #[inline(always)]
-    fn field(&self, b: u32, offset: usize) -> u32 {
+    pub(super) fn field(&self, b: u32, offset: usize) -> u32 {
         // SAFETY: callers pass a managed block b, so the 8 bytes at base + 8·b are inside the region; base is
         // 8-aligned, so the u16 at an even offset is aligned.
         unsafe { *(self.base.add(b as usize * 8 + offset) as *const u16) as u32 }
     }
 
     #[inline(always)]
-    fn set_field(&mut self, b: u32, offset: usize, v: u32) {
+    pub(super) fn set_field(&mut self, b: u32, offset: usize, v: u32) {
         // SAFETY: as in `field`; b is in a free run, which no allocation covers.
         unsafe { *(self.base.add(b as usize * 8 + offset) as *mut u16) = v as u16 }
     }
@@ -228,8 +228,10 @@ impl Heap<'_> {
     }
 
     /// Rotation that moves `x` down to side `d` of its child from the other side, which takes `x`'s place.
-    /// (`d` = [`SMALLER_SIDE`]: the larger child rises.)
-    #[inline(always)]
+    /// (`d` = [`SMALLER_SIDE`]: the larger child rises.) One shared function: inlined at its five call sites it
+    /// took about 1 KB more of IWRAM, which the bins' paths need more.
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_rotate"))]
     fn rotate(&mut self, x: u32, d: usize) {
         let y = self.child(x, 1 - d);
         let mid = self.child(y, d);
