@@ -1,10 +1,12 @@
 //! Collision tests, the hot ones as ARM code in IWRAM: player bullets against every enemy's box, enemy bullets
-//! against the ship. Boxes are in whole pixels; bullets are tested by their centre.
+//! against the ship. Boxes are in whole pixels; bullets are tested by their centre. The enemies' boxes are
+//! listed with their handles, so the tests hand back the enemies they hit.
 
 use super::bullets::Bullet;
-use super::memory::ENEMIES;
+use super::enemy::Enemy;
+use super::memory::{ENEMIES, Enemies};
 use super::sweep::sweep;
-use stackshot_alloc::pool::IndexPool;
+use stackshot_alloc::pool::{Handle, IndexPool};
 
 /// Columns the screen is cut into for the bullets' test: a bullet is tested against the boxes that reach into
 /// its column only, not all of them.
@@ -28,18 +30,27 @@ fn column(x: i32) -> usize {
 
 /// A box, inclusive of `x0`/`y0`, exclusive of `x1`/`y1`.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Hitbox {
-    pub x0: i32,
-    pub y0: i32,
-    pub x1: i32,
-    pub y1: i32,
+struct Hitbox {
+    x0: i32,
+    y0: i32,
+    x1: i32,
+    y1: i32,
 }
 
-/// This frame's enemy boxes, in the order the enemies were listed, and how many player bullets hit each.
+impl Hitbox {
+    /// An enemy's box: its reach around its centre.
+    fn of(enemy: &Enemy) -> Hitbox {
+        let (x, y, r) = (enemy.x.floor(), enemy.y.floor(), enemy.kind.reach());
+        Hitbox { x0: x - r, y0: y - r, x1: x + r, y1: y + r }
+    }
+}
+
+/// This frame's enemy boxes, each with its enemy's handle, in pool order, and how many player bullets hit each.
 pub struct Targets {
     len: usize,
     boxes: [Hitbox; ENEMIES],
-    pub hits: [u8; ENEMIES],
+    handles: [Option<Handle<Enemy, u8>>; ENEMIES],
+    hits: [u8; ENEMIES],
     /// `hit_enemies`'s own: the boxes reaching into each column, in box order (kept here, so that it is not
     /// cleared every frame: only `counts[c]` entries of column `c` are read).
     listed: [[u8; ENEMIES]; COLUMNS],
@@ -51,23 +62,31 @@ impl Targets {
         Targets {
             len: 0,
             boxes: [Hitbox { x0: 0, y0: 0, x1: 0, y1: 0 }; ENEMIES],
+            handles: [None; ENEMIES],
             hits: [0; ENEMIES],
             listed: [[0; ENEMIES]; COLUMNS],
             counts: [0; COLUMNS],
         }
     }
 
-    pub fn clear(&mut self) {
+    /// Lists every enemy of `enemies` as it stands, with no hits yet.
+    pub fn list(&mut self, enemies: &Enemies) {
         self.len = 0;
         self.hits = [0; ENEMIES];
+        for (handle, enemy) in enemies.iter() {
+            // Always true: the pool holds `ENEMIES` at most.
+            if self.len < ENEMIES {
+                self.boxes[self.len] = Hitbox::of(enemy);
+                self.handles[self.len] = Some(handle);
+                self.len += 1;
+            }
+        }
     }
 
-    /// Adds a box; returns its number, or `None` when full (which cannot happen with one box an enemy).
-    pub fn push(&mut self, hitbox: Hitbox) -> Option<usize> {
-        let n = self.len;
-        *self.boxes.get_mut(n)? = hitbox;
-        self.len = n + 1;
-        Some(n)
+    /// The enemies that [`hit_enemies`] found hit, each with the number of bullets that hit it.
+    pub fn hit(&self) -> impl Iterator<Item = (Handle<Enemy, u8>, u8)> + '_ {
+        let listed = self.handles.iter().zip(self.hits).take(self.len);
+        listed.filter_map(|(handle, hits)| if hits > 0 { handle.map(|handle| (handle, hits)) } else { None })
     }
 }
 

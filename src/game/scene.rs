@@ -5,12 +5,14 @@
 //! 32: explosions, mines' death rings, drops, the heap frees). The ship cannot be hit. The frames are the game's
 //! own, counted by its stopwatch into the telemetry the benchmark report and `tools/harness/tests/scene.rs` read.
 
+use super::ai::{World, spawn};
 use super::bullets::fire;
-use super::enemies::{Kind, World, spawn};
+use super::enemy::Kind;
+use super::fixed::Fx;
 use super::input::{Input, key};
 use super::memory::Memory;
 use super::particles::burst;
-use super::{Fx, Game, Mode};
+use super::state::{Game, Mode};
 
 /// The frame of play (counted from the first) with the bomb and the mass death.
 pub const BOMB_AT: u32 = 120;
@@ -58,9 +60,6 @@ fn fill(game: &mut Game, mem: &mut Memory) {
         vulnerable: false,
         rank: game.stages.rank(),
         stage: game.stages.stage,
-        score: 0,
-        boss_destroyed: false,
-        rammed: false,
     };
     const KINDS: [Kind; 4] = [Kind::Dart, Kind::Crab, Kind::Saucer, Kind::Mine];
     let mut k = 0;
