@@ -12,7 +12,7 @@
 use super::bullets::{fan, fire, ring};
 use super::enemy::{Enemy, Kind, Scratch};
 use super::fixed::{Fx, isqrt, sin, towards};
-use super::memory::{Enemies, EnemyBullets, Particles, Pickups};
+use super::memory::{Enemies, EnemyBullets, Memory, Particles, Pickups};
 use super::particles::burst;
 use super::pickups::Pickup;
 use super::rng::Rng;
@@ -48,7 +48,32 @@ pub struct Report {
     pub rammed: bool,
 }
 
-impl World<'_> {
+impl<'a> World<'a> {
+    /// `mem` lent out for the enemies' frame: their pool, and the world they act on (the rest of `mem`), with
+    /// the ship's centre and whether it can be hit now, and the difficulty.
+    pub fn lend(
+        mem: &'a mut Memory,
+        rng: &'a mut Rng,
+        target: (Fx, Fx),
+        vulnerable: bool,
+        rank: u32,
+        stage: u32,
+    ) -> (&'a mut Enemies, World<'a>) {
+        let world = World {
+            heap: &mut mem.heap,
+            fallbacks: &mut mem.fallbacks,
+            bullets: mem.enemy_bullets,
+            particles: mem.particles,
+            pickups: mem.pickups,
+            rng,
+            target,
+            vulnerable,
+            rank,
+            stage,
+        };
+        (mem.enemies, world)
+    }
+
     /// Enemy bullet speed at the current rank.
     fn bullet_speed(&self, base: i32) -> Fx {
         Fx::from_raw(base + 16 * self.rank.min(12) as i32)
@@ -413,30 +438,19 @@ mod tests {
         while heap_alloc(&mut mem.heap, 8, 4).is_ok() {}
         let full = mem.heap.stats();
         assert_eq!(full.free_bytes, 0);
-        let (mut rng, mut fallbacks) = (Rng::new(7), 0);
-        let mut w = World {
-            heap: &mut mem.heap,
-            fallbacks: &mut fallbacks,
-            bullets: mem.enemy_bullets,
-            particles: mem.particles,
-            pickups: mem.pickups,
-            rng: &mut rng,
-            target: (Fx::new(120), Fx::new(140)),
-            vulnerable: false,
-            rank: 0,
-            stage: 0,
-        };
+        let mut rng = Rng::new(7);
+        let (enemies, mut w) = World::lend(&mut mem, &mut rng, (Fx::new(120), Fx::new(140)), false, 0, 0);
         let kinds = [Kind::Dart, Kind::Crab, Kind::Saucer, Kind::Mine, Kind::Boss];
         for (i, kind) in kinds.into_iter().enumerate() {
-            spawn(mem.enemies, &mut w, kind, 30 + 45 * i as i32, 30, i as i16);
+            spawn(enemies, &mut w, kind, 30 + 45 * i as i32, 30, i as i16);
         }
-        assert_eq!(mem.enemies.len(), kinds.len(), "an enemy was not spawned");
+        assert_eq!(enemies.len(), kinds.len(), "an enemy was not spawned");
         assert_eq!(*w.fallbacks, 4, "every kind but the mine asks the heap for scratch");
         let refused = w.heap.stats();
         assert_eq!(refused.failed_requests, full.failed_requests + 4, "the heap did not see the four requests");
         let mut moved = 0;
         for _ in 0..120 {
-            mem.enemies.retain(|e| {
+            enemies.retain(|e| {
                 let (x, y) = (e.x, e.y);
                 let alive = e.step(&mut w, &mut Report::default());
                 if (e.x, e.y) != (x, y) {

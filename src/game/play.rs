@@ -39,21 +39,12 @@ impl Game {
             }
         }
 
-        let mut world = World {
-            heap: &mut mem.heap,
-            fallbacks: &mut mem.fallbacks,
-            bullets: mem.enemy_bullets,
-            particles: mem.particles,
-            pickups: mem.pickups,
-            rng: &mut self.rng,
-            target: (self.player.x, self.player.y),
-            vulnerable: self.player.vulnerable(),
-            rank: self.stages.rank(),
-            stage: self.stages.stage,
-        };
+        let target = (self.player.x, self.player.y);
+        let (rank, stage) = (self.stages.rank(), self.stages.stage);
+        let (enemies, mut world) = World::lend(mem, &mut self.rng, target, self.player.vulnerable(), rank, stage);
         let mut report = Report::default();
         let mut kills = 0;
-        mem.enemies.retain(|enemy| {
+        enemies.retain(|enemy| {
             let kept = enemy.step(&mut world, &mut report);
             if !kept && enemy.hp <= 0 {
                 kills += 1;
@@ -61,7 +52,7 @@ impl Game {
             kept
         });
         if matches!(self.mode, Mode::Playing) {
-            self.stages.step(mem.enemies, &mut world, report.boss_destroyed);
+            self.stages.step(enemies, &mut world, report.boss_destroyed);
         }
         self.add_score(report.score);
         if report.boss_destroyed {
