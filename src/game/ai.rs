@@ -88,21 +88,7 @@ impl<'a> World<'a> {
 /// Puts a new enemy in the pool with the scratch its kind asks for. If the pool is full, nothing is spawned
 /// (and nothing is kept from the heap).
 pub fn spawn(enemies: &mut Enemies, w: &mut World, kind: Kind, x: i32, y: i32, param: i16) {
-    let mut e = Enemy {
-        kind,
-        x: Fx::new(x),
-        y: Fx::new(y),
-        vx: Fx::new(0),
-        vy: Fx::new(0),
-        hp: kind.health(),
-        max_hp: kind.health(),
-        age: 0,
-        timer: 0,
-        step: 0,
-        flash: 0,
-        param,
-        scratch: None,
-    };
+    let mut e = Enemy::new(kind, x, y, param);
     // Checked first, so that a refused enemy never holds heap memory (a full pool drops what it refuses).
     if enemies.is_full() {
         return;

@@ -158,3 +158,42 @@ pub fn hit_player<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>, 
     });
     hit
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::enemy::Kind;
+    use crate::game::fixed::Fx;
+
+    /// The handles come back with their own box's hits: two bullets in one enemy, one in another, none in a
+    /// third, with a freed enemy's slot between them (so pool order is not slot order) and a bullet that misses.
+    #[test_case]
+    fn hit_enemies_hands_back_each_enemy_hit_with_its_hits() {
+        let mut enemies: Enemies = IndexPool::new();
+        let a = enemies.alloc(Enemy::new(Kind::Dart, 40, 40, 0)).ok().unwrap();
+        let gone = enemies.alloc(Enemy::new(Kind::Crab, 80, 40, 0)).ok().unwrap();
+        let b = enemies.alloc(Enemy::new(Kind::Boss, 120, 40, 0)).ok().unwrap();
+        let missed = enemies.alloc(Enemy::new(Kind::Mine, 200, 40, 0)).ok().unwrap();
+        assert!(enemies.free(gone).is_ok());
+        let mut bullets: IndexPool<Bullet, u8, 8> = IndexPool::new();
+        let at = |x: i32, y: i32| Bullet { x: Fx::new(x), y: Fx::new(y), vx: Fx::new(0), vy: Fx::new(0) };
+        for bullet in [at(41, 38), at(120, 40), at(36, 44), at(160, 100)] {
+            assert!(bullets.alloc(bullet).is_ok());
+        }
+        let mut targets = Targets::new();
+        targets.list(&enemies);
+        assert_eq!(hit_enemies(&mut bullets, &mut targets), 3);
+        assert_eq!(bullets.len(), 1, "the bullets that hit are freed, the one that missed is not");
+        // In whatever order the pool lists them, each enemy hit once, with its own count.
+        let (mut listed, mut counts) = (0, [0; 2]);
+        for (handle, hits) in targets.hit() {
+            listed += 1;
+            match handle {
+                h if h == a => counts[0] = hits,
+                h if h == b => counts[1] = hits,
+                other => panic!("{other:?} handed back, not hit ({missed:?} missed, {gone:?} freed)"),
+            }
+        }
+        assert_eq!((listed, counts), (2, [2, 1]));
+    }
+}

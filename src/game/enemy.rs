@@ -121,6 +121,25 @@ pub struct Enemy {
 }
 
 impl Enemy {
+    /// A new enemy at (`x`, `y`) pixels, at rest, at full health, without scratch.
+    pub fn new(kind: Kind, x: i32, y: i32, param: i16) -> Enemy {
+        Enemy {
+            kind,
+            x: Fx::new(x),
+            y: Fx::new(y),
+            vx: Fx::new(0),
+            vy: Fx::new(0),
+            hp: kind.health(),
+            max_hp: kind.health(),
+            age: 0,
+            timer: 0,
+            step: 0,
+            flash: 0,
+            param,
+            scratch: None,
+        }
+    }
+
     /// Gives the scratch back to `heap`; for an enemy removed from play, and by the AI when it dies or leaves.
     pub fn discard(&mut self, heap: &mut Heap<'static>) {
         if let Some(scratch) = self.scratch.take() {
