@@ -46,10 +46,16 @@ impl Hitbox {
 }
 
 /// This frame's enemy boxes, each with its enemy's handle, in pool order, and how many player bullets hit each.
+#[repr(C)] // `found` first: the boxes where `hit_enemies` has always read them, so its code is the same
 pub struct Targets {
+    found: Boxes,
+    handles: [Option<Handle<Enemy, u8>>; ENEMIES],
+}
+
+/// The boxes and their hits: what `hit_enemies` reads and writes.
+struct Boxes {
     len: usize,
     boxes: [Hitbox; ENEMIES],
-    handles: [Option<Handle<Enemy, u8>>; ENEMIES],
     hits: [u8; ENEMIES],
     /// `hit_enemies`'s own: the boxes reaching into each column, in box order (kept here, so that it is not
     /// cleared every frame: only `counts[c]` entries of column `c` are read).
@@ -60,33 +66,36 @@ pub struct Targets {
 impl Targets {
     pub const fn new() -> Targets {
         Targets {
-            len: 0,
-            boxes: [Hitbox { x0: 0, y0: 0, x1: 0, y1: 0 }; ENEMIES],
+            found: Boxes {
+                len: 0,
+                boxes: [Hitbox { x0: 0, y0: 0, x1: 0, y1: 0 }; ENEMIES],
+                hits: [0; ENEMIES],
+                listed: [[0; ENEMIES]; COLUMNS],
+                counts: [0; COLUMNS],
+            },
             handles: [None; ENEMIES],
-            hits: [0; ENEMIES],
-            listed: [[0; ENEMIES]; COLUMNS],
-            counts: [0; COLUMNS],
         }
     }
 
     /// Lists every enemy of `enemies` as it stands, with no hits yet.
     pub fn list(&mut self, enemies: &Enemies) {
-        self.len = 0;
-        self.hits = [0; ENEMIES];
+        let found = &mut self.found;
+        found.len = 0;
+        found.hits = [0; ENEMIES];
         for (handle, enemy) in enemies.iter() {
             // Always true: the pool holds `ENEMIES` at most.
-            if self.len < ENEMIES {
-                self.boxes[self.len] = Hitbox::of(enemy);
-                self.handles[self.len] = Some(handle);
-                self.len += 1;
+            if found.len < ENEMIES {
+                found.boxes[found.len] = Hitbox::of(enemy);
+                self.handles[found.len] = Some(handle);
+                found.len += 1;
             }
         }
     }
 
     /// The enemies that [`hit_enemies`] found hit, each with the number of bullets that hit it.
     pub fn hit(&self) -> impl Iterator<Item = (Handle<Enemy, u8>, u8)> + '_ {
-        let listed = self.handles.iter().zip(self.hits).take(self.len);
-        listed.filter_map(|(handle, hits)| if hits > 0 { handle.map(|handle| (handle, hits)) } else { None })
+        let listed = self.handles.iter().zip(&self.found.hits).take(self.found.len);
+        listed.filter_map(|(handle, &hits)| if hits > 0 { handle.map(|handle| (handle, hits)) } else { None })
     }
 }
 
@@ -99,11 +108,12 @@ impl Targets {
 #[instruction_set(arm::a32)]
 #[inline(never)]
 pub fn hit_enemies<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>, targets: &mut Targets) -> u32 {
-    let mut len = targets.len;
+    let found = &mut targets.found;
+    let mut len = found.len;
     if len > ENEMIES {
         len = ENEMIES;
     }
-    let Targets { boxes, hits: counted, listed, counts, .. } = targets;
+    let Boxes { boxes, hits: counted, listed, counts, .. } = found;
     *counts = [0; COLUMNS];
     let mut i = 0;
     while i < len {
