@@ -83,10 +83,10 @@ impl Targets {
         found.len = 0;
         found.hits = [0; ENEMIES];
         for (handle, enemy) in enemies.iter() {
-            // Always true: the pool holds `ENEMIES` at most.
-            if found.len < ENEMIES {
-                found.boxes[found.len] = Hitbox::of(enemy);
-                self.handles[found.len] = Some(handle);
+            // Always a place: the pool holds `ENEMIES` at most.
+            if let (Some(hitbox), Some(listed)) = (found.boxes.get_mut(found.len), self.handles.get_mut(found.len)) {
+                *hitbox = Hitbox::of(enemy);
+                *listed = Some(handle);
                 found.len += 1;
             }
         }
