@@ -4,7 +4,7 @@
 //! allocators' invariants checked every frame.
 
 use super::bullets::Bullet;
-use super::enemies::Enemy;
+use super::enemy::Enemy;
 use super::particles::Particle;
 use super::pickups::Pickup;
 use super::sprites::Shadow;
@@ -132,6 +132,20 @@ impl Memory {
             && self.shadow.slots_free() == super::sprites::SLOTS
             && heap.used_bytes == 0
             && heap.free_runs == 1
+    }
+
+    /// Frees everything: enemies (and their scratch), bullets, particles, pick-ups, and the sprite slots.
+    pub fn clear(&mut self) {
+        let heap = &mut self.heap;
+        self.enemies.retain(|enemy| {
+            enemy.discard(heap);
+            false
+        });
+        self.player_bullets.retain(|_| false);
+        self.enemy_bullets.retain(|_| false);
+        self.particles.retain(|_| false);
+        self.pickups.retain(|_| false);
+        self.shadow.begin();
     }
 
     /// Copies the current and peak use of each pool and of the heap into `stats`.

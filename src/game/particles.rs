@@ -1,7 +1,7 @@
 //! Explosion particles: sparks that fly apart, slow down and burn out, animated through the explosion frames.
 
-use super::Fx;
-use super::bullets::{Bullet, cos, sin};
+use super::bullets::Bullet;
+use super::fixed::{Fx, cos, sin};
 use super::rng::Rng;
 use super::sprites::Sprited;
 use super::sweep::sweep;

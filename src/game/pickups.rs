@@ -1,8 +1,7 @@
 //! Power-ups dropped by saucers (and now and then by others): they drift down with a slow sway, and the ship
 //! collects them for a wider shot (or points, at full power).
 
-use super::Fx;
-use super::bullets::sin;
+use super::fixed::{Fx, sin};
 use super::sprites::Sprited;
 
 #[derive(Clone, Copy, Debug)]

@@ -1,7 +1,7 @@
 //! The ship: moves with the d-pad, fires with A (held: auto-fire, wider with power-ups), bombs with B.
 
-use super::Fx;
 use super::bullets::fire;
+use super::fixed::Fx;
 use super::input::{Input, key};
 use super::memory::PlayerBullets;
 use crate::sound::{self, Effect};

@@ -5,12 +5,14 @@
 //! 32: explosions, mines' death rings, drops, the heap frees). The ship cannot be hit. The frames are the game's
 //! own, counted by its stopwatch into the telemetry the benchmark report and `tools/harness/tests/scene.rs` read.
 
+use super::ai::{World, spawn};
 use super::bullets::fire;
-use super::enemies::{Kind, World, spawn};
+use super::enemy::Kind;
+use super::fixed::Fx;
 use super::input::{Input, key};
 use super::memory::Memory;
 use super::particles::burst;
-use super::{Fx, Game, Mode};
+use super::state::{Game, Mode};
 
 /// The frame of play (counted from the first) with the bomb and the mass death.
 pub const BOMB_AT: u32 = 120;
@@ -47,27 +49,15 @@ impl Scene {
 /// Tops every pool up: enemies of each kind across the top half of the screen, enemy bullets drifting down
 /// from them, the ship's bullets, sparks.
 fn fill(game: &mut Game, mem: &mut Memory) {
-    let mut world = World {
-        heap: &mut mem.heap,
-        fallbacks: &mut mem.fallbacks,
-        bullets: mem.enemy_bullets,
-        particles: mem.particles,
-        pickups: mem.pickups,
-        rng: &mut game.rng,
-        target: (game.player.x, game.player.y),
-        vulnerable: false,
-        rank: game.stages.rank(),
-        stage: game.stages.stage,
-        score: 0,
-        boss_destroyed: false,
-        rammed: false,
-    };
+    let (px, py) = (game.player.x, game.player.y);
+    let (rank, stage) = (game.stages.rank(), game.stages.stage);
+    let (enemies, mut world) = World::lend(mem, &mut game.rng, (px, py), false, rank, stage);
     const KINDS: [Kind; 4] = [Kind::Dart, Kind::Crab, Kind::Saucer, Kind::Mine];
     let mut k = 0;
-    while !mem.enemies.is_full() {
+    while !enemies.is_full() {
         let x = 16 + world.rng.below(208) as i32;
         let y = 8 + world.rng.below(72) as i32;
-        spawn(mem.enemies, &mut world, KINDS[k % KINDS.len()], x, y, 0);
+        spawn(enemies, &mut world, KINDS[k % KINDS.len()], x, y, 0);
         k += 1;
     }
     while !world.bullets.is_full() {
@@ -79,9 +69,9 @@ fn fill(game: &mut Game, mem: &mut Memory) {
         let (x, y) = (Fx::new(world.rng.below(240) as i32), Fx::new(world.rng.below(160) as i32));
         burst(world.particles, world.rng, x, y, 8, Fx::new(2));
     }
-    let (px, py) = (game.player.x, game.player.y);
+    // The world done with, `mem` and the generator are back: the ship's bullets.
     while !mem.player_bullets.is_full() {
-        let y = py - Fx::new(world.rng.below(140) as i32);
-        fire(mem.player_bullets, px + Fx::new(world.rng.below(33) as i32 - 16), y, Fx::new(0), Fx::new(-6));
+        let y = py - Fx::new(game.rng.below(140) as i32);
+        fire(mem.player_bullets, px + Fx::new(game.rng.below(33) as i32 - 16), y, Fx::new(0), Fx::new(-6));
     }
 }

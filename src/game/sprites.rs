@@ -6,7 +6,7 @@
 //! enemies, player bullets, particles) and when more than 128 objects would be needed, the least important
 //! ones are the ones left out, the same ones every time. [`Shadow::begin`] pushes last frame's entries back.
 
-use super::Fx;
+use super::fixed::Fx;
 use super::sweep::sweep;
 use crate::assets::Sprite;
 use crate::crash::Gauge;

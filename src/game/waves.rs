@@ -1,7 +1,8 @@
 //! The stages: a script of enemy waves each, then a warning and the boss; after the third stage the game
 //! loops, harder. The difficulty (`rank`) grows with the stage, the lap and the time spent in a stage.
 
-use super::enemies::{Kind, World, spawn};
+use super::ai::{World, spawn};
+use super::enemy::Kind;
 use super::memory::Enemies;
 
 #[derive(Clone, Copy, Debug)]
@@ -154,8 +155,9 @@ impl Stages {
         self.stage + 3 * self.lap + self.clock / 900
     }
 
-    /// One frame of the stage: spawns what is due, moves between waves, boss and clear.
-    pub fn step(&mut self, enemies: &mut Enemies, w: &mut World) {
+    /// One frame of the stage: spawns what is due, moves between waves, boss and clear (once the enemies' frame
+    /// reported the boss destroyed).
+    pub fn step(&mut self, enemies: &mut Enemies, w: &mut World, boss_destroyed: bool) {
         self.clock += 1;
         let script = STAGES[self.stage as usize];
         match self.phase {
@@ -177,7 +179,7 @@ impl Stages {
                 self.phase = Phase::Boss;
             }
             Phase::Warning(n) => self.phase = Phase::Warning(n - 1),
-            Phase::Boss if w.boss_destroyed => self.phase = Phase::Clear(CLEAR_FRAMES),
+            Phase::Boss if boss_destroyed => self.phase = Phase::Clear(CLEAR_FRAMES),
             // A boss that could not be spawned (the enemy pool full) is spawned again.
             Phase::Boss if enemies.iter().all(|(_, e)| e.kind != Kind::Boss) => self.phase = Phase::Warning(0),
             Phase::Boss => {}

@@ -1,6 +1,6 @@
 //! Where each layer of the game's screen keeps its tiles, maps and colours, declared once here in address order
 //! (palette RAM at 0x0500_0000, then VRAM at 0x0600_0000) so that no two layers overlap. The layers' code
-//! (`src/text.rs`, `src/overlay.rs`, `src/game/stars.rs`, `src/game/mod.rs`) takes its numbers from here.
+//! (`src/text.rs`, `src/overlay.rs`, `src/game/stars.rs`, `src/game/flash.rs`) takes its numbers from here.
 //!
 //! BG VRAM is four 16 KB charblocks of tiles; the 32 2 KB screenblocks of maps share the same 64 KB, screenblock
 //! `n` at `0x0600_0000 + n * 0x800`, so the maps here (28..=31) are in charblock 3, which holds no tiles.

@@ -1,5 +1,5 @@
-//! The enemies: four kinds and a boss, each with its own movement and firing, and AI scratch of varying size
-//! from the 4 KB tree-heap, freed when the enemy dies or leaves the screen.
+//! The enemies' AI: how each of the four kinds and the boss moves and fires, with AI scratch of varying size
+//! from the 4 KB tree-heap (`enemy.rs`), freed when the enemy dies or leaves the screen.
 //!
 //! | kind | scratch (from the heap) | without it (heap full) |
 //! | --- | --- | --- |
@@ -9,110 +9,18 @@
 //! | mine | none: drifts and wobbles; bursts into a ring of bullets when destroyed | — |
 //! | boss | an attack script of (pattern, frames) entries; a longer, harder one below half health | rings |
 
-use super::Fx;
-use super::bullets::{self, fan, fire, ring, sin, towards};
-use super::memory::{Enemies, EnemyBullets, Particles, Pickups};
+use super::bullets::{fan, fire, ring};
+use super::enemy::{Enemy, Kind, Scratch};
+use super::fixed::{Fx, isqrt, sin, towards};
+use super::memory::{Enemies, EnemyBullets, Memory, Particles, Pickups};
 use super::particles::burst;
 use super::pickups::Pickup;
 use super::rng::Rng;
 use crate::sound::{self, Effect};
-use core::ptr::NonNull;
 use stackshot_alloc::heap::Heap;
 use stackshot_alloc::iwram::pool_alloc;
-use stackshot_alloc::iwram::{heap_alloc, heap_free};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Dart,
-    Crab,
-    Saucer,
-    Mine,
-    Boss,
-}
-
-impl Kind {
-    fn points(self) -> u32 {
-        match self {
-            Kind::Dart => 300,
-            Kind::Crab => 200,
-            Kind::Saucer => 1000,
-            Kind::Mine => 100,
-            Kind::Boss => 10_000,
-        }
-    }
-
-    fn health(self) -> i16 {
-        match self {
-            Kind::Dart => 2,
-            Kind::Crab => 3,
-            Kind::Saucer => 14,
-            Kind::Mine => 4,
-            Kind::Boss => 200,
-        }
-    }
-
-    /// Half the side of its hit box, in pixels.
-    pub fn reach(self) -> i32 {
-        match self {
-            Kind::Boss => 14,
-            Kind::Saucer => 7,
-            _ => 6,
-        }
-    }
-}
-
-/// An enemy's AI scratch: 16-bit values in a block of the AI heap that this enemy alone owns.
-pub struct Scratch {
-    ptr: NonNull<i16>,
-    len: u16,
-}
-
-impl Scratch {
-    /// `len` values from the heap, or `None` (counted in `fallbacks`) when the heap cannot serve them.
-    fn alloc(heap: &mut Heap<'static>, fallbacks: &mut u32, len: usize) -> Option<Scratch> {
-        let result = heap_alloc(heap, len * 2, 4);
-        crate::trace::heap_alloc(len * 2, 4, result);
-        match result {
-            Ok(ptr) => Some(Scratch { ptr: ptr.cast(), len: len as u16 }),
-            Err(_) => {
-                *fallbacks += 1;
-                None
-            }
-        }
-    }
-
-    fn len(&self) -> usize {
-        usize::from(self.len)
-    }
-
-    /// Value `i`; 0 past the end.
-    fn get(&self, i: usize) -> i16 {
-        if i < self.len() {
-            // SAFETY: the block holds `len` i16s (4-aligned), owned by this Scratch until `free`; i < len.
-            unsafe { self.ptr.add(i).read() }
-        } else {
-            0
-        }
-    }
-
-    /// Sets value `i`; nothing past the end.
-    fn set(&mut self, i: usize, value: i16) {
-        if i < self.len() {
-            // SAFETY: as in `get`; `&mut self` makes this the only access.
-            unsafe { self.ptr.add(i).write(value) }
-        }
-    }
-
-    /// Gives the block back to the heap.
-    fn free(self, heap: &mut Heap<'static>) {
-        let result = heap_free(heap, self.ptr.cast());
-        crate::trace::heap_free(self.ptr.cast(), result);
-        debug_assert!(result.is_ok(), "scratch free refused: {result:?}");
-    }
-}
-
-/// What enemies act on besides themselves: every other pool, the heap, the ship's position, and what they
-/// report back (points, a boss destroyed).
+/// What enemies act on besides themselves: every other pool, the heap, the ship's position and the difficulty.
 pub struct World<'a> {
     pub heap: &'a mut Heap<'static>,
     pub fallbacks: &'a mut u32,
@@ -128,13 +36,44 @@ pub struct World<'a> {
     pub rank: u32,
     /// Stage 0.. of this lap, for the boss.
     pub stage: u32,
-    /// Points earned this frame.
+}
+
+/// What the enemies' frame reports back to the game.
+#[derive(Default)]
+pub struct Report {
+    /// Points earned.
     pub score: u32,
     pub boss_destroyed: bool,
+    /// An enemy flew into the ship.
     pub rammed: bool,
 }
 
-impl World<'_> {
+impl<'a> World<'a> {
+    /// `mem` lent out for the enemies' frame: their pool, and the world they act on (the rest of `mem`), with
+    /// the ship's centre and whether it can be hit now, and the difficulty.
+    pub fn lend(
+        mem: &'a mut Memory,
+        rng: &'a mut Rng,
+        target: (Fx, Fx),
+        vulnerable: bool,
+        rank: u32,
+        stage: u32,
+    ) -> (&'a mut Enemies, World<'a>) {
+        let world = World {
+            heap: &mut mem.heap,
+            fallbacks: &mut mem.fallbacks,
+            bullets: mem.enemy_bullets,
+            particles: mem.particles,
+            pickups: mem.pickups,
+            rng,
+            target,
+            vulnerable,
+            rank,
+            stage,
+        };
+        (mem.enemies, world)
+    }
+
     /// Enemy bullet speed at the current rank.
     fn bullet_speed(&self, base: i32) -> Fx {
         Fx::from_raw(base + 16 * self.rank.min(12) as i32)
@@ -146,44 +85,10 @@ impl World<'_> {
     }
 }
 
-pub struct Enemy {
-    pub kind: Kind,
-    pub x: Fx,
-    pub y: Fx,
-    vx: Fx,
-    vy: Fx,
-    pub hp: i16,
-    pub max_hp: i16,
-    age: u16,
-    /// Frames left in the current leg, plan step or attack.
-    timer: u16,
-    /// Waypoint, plan step, shot or script entry reached.
-    step: u16,
-    /// Frames left of the white flash after a hit.
-    pub flash: u8,
-    /// Per kind: the crab's place in its row, the saucer's hover column, the boss's phase.
-    param: i16,
-    scratch: Option<Scratch>,
-}
-
 /// Puts a new enemy in the pool with the scratch its kind asks for. If the pool is full, nothing is spawned
 /// (and nothing is kept from the heap).
 pub fn spawn(enemies: &mut Enemies, w: &mut World, kind: Kind, x: i32, y: i32, param: i16) {
-    let mut e = Enemy {
-        kind,
-        x: Fx::new(x),
-        y: Fx::new(y),
-        vx: Fx::new(0),
-        vy: Fx::new(0),
-        hp: kind.health(),
-        max_hp: kind.health(),
-        age: 0,
-        timer: 0,
-        step: 0,
-        flash: 0,
-        param,
-        scratch: None,
-    };
+    let mut e = Enemy::new(kind, x, y, param);
     // Checked first, so that a refused enemy never holds heap memory (a full pool drops what it refuses).
     if enemies.is_full() {
         return;
@@ -276,17 +181,11 @@ fn plan_attacks(script: &mut Scratch, rng: &mut Rng, stage: u32, angry: bool) {
 }
 
 impl Enemy {
-    /// The hit box, in pixels.
-    pub fn hitbox(&self) -> super::collide::Hitbox {
-        let (x, y, r) = (self.x.floor(), self.y.floor(), self.kind.reach());
-        super::collide::Hitbox { x0: x - r, y0: y - r, x1: x + r, y1: y + r }
-    }
-
     /// One frame of AI and movement; false when the enemy is gone (destroyed or off screen), its scratch
     /// already back in the heap.
-    pub fn step(&mut self, w: &mut World) -> bool {
+    pub fn step(&mut self, w: &mut World, report: &mut Report) -> bool {
         if self.hp <= 0 {
-            self.destroyed(w);
+            self.destroyed(w, report);
             self.release(w);
             return false;
         }
@@ -302,7 +201,7 @@ impl Enemy {
         self.x += self.vx;
         self.y += self.vy;
         if w.vulnerable && self.touches(w.target) {
-            w.rammed = true;
+            report.rammed = true;
             if self.kind != Kind::Boss {
                 self.hp -= 6;
             }
@@ -326,21 +225,14 @@ impl Enemy {
         self.discard(w.heap);
     }
 
-    /// Gives the scratch back to `heap`; for an enemy removed from play (and by `release`).
-    pub fn discard(&mut self, heap: &mut Heap<'static>) {
-        if let Some(scratch) = self.scratch.take() {
-            scratch.free(heap);
-        }
-    }
-
-    fn destroyed(&mut self, w: &mut World) {
+    fn destroyed(&mut self, w: &mut World, report: &mut Report) {
         let big = self.kind == Kind::Boss;
-        w.score += self.kind.points() * if big { w.stage + 1 } else { 1 };
+        report.score += self.kind.points() * if big { w.stage + 1 } else { 1 };
         burst(w.particles, w.rng, self.x, self.y, if big { 40 } else { 10 }, Fx::new(if big { 3 } else { 2 }));
         sound::play(Effect::Explosion);
         match self.kind {
             Kind::Mine => ring(w.bullets, (self.x, self.y), w.bullet_speed(256), 8 + w.rank.min(8), self.age.into()),
-            Kind::Boss => w.boss_destroyed = true,
+            Kind::Boss => report.boss_destroyed = true,
             _ => {}
         }
         if self.kind == Kind::Saucer || w.rng.chance(3) {
@@ -364,7 +256,7 @@ impl Enemy {
         let speed = Fx::from_raw(320 + 24 * w.rank.min(10) as i32);
         (self.vx, self.vy) = towards(self.x, self.y, px, py, speed);
         let (dx, dy) = ((px - self.x).floor(), (py - self.y).floor());
-        self.timer = (bullets::isqrt((dx * dx + dy * dy) as u32) * 256 / speed.to_raw() as u32) as u16;
+        self.timer = (isqrt((dx * dx + dy * dy) as u32) * 256 / speed.to_raw() as u32) as u16;
         if k > 0 && k + 1 < points && self.y > Fx::new(8) && w.rng.chance(45 + 5 * w.rank.min(8)) {
             let speed = w.bullet_speed(352);
             w.aimed(self.x, self.y, speed);
@@ -522,6 +414,7 @@ mod tests {
     use super::Rng;
     use super::*;
     use crate::game::memory::Memory;
+    use stackshot_alloc::iwram::heap_alloc;
 
     /// With the heap full, every kind still spawns and flies on its simpler behaviour, the refusals are
     /// counted, and nothing touches the heap: the game goes on.
@@ -531,35 +424,21 @@ mod tests {
         while heap_alloc(&mut mem.heap, 8, 4).is_ok() {}
         let full = mem.heap.stats();
         assert_eq!(full.free_bytes, 0);
-        let (mut rng, mut fallbacks) = (Rng::new(7), 0);
-        let mut w = World {
-            heap: &mut mem.heap,
-            fallbacks: &mut fallbacks,
-            bullets: mem.enemy_bullets,
-            particles: mem.particles,
-            pickups: mem.pickups,
-            rng: &mut rng,
-            target: (Fx::new(120), Fx::new(140)),
-            vulnerable: false,
-            rank: 0,
-            stage: 0,
-            score: 0,
-            boss_destroyed: false,
-            rammed: false,
-        };
+        let mut rng = Rng::new(7);
+        let (enemies, mut w) = World::lend(&mut mem, &mut rng, (Fx::new(120), Fx::new(140)), false, 0, 0);
         let kinds = [Kind::Dart, Kind::Crab, Kind::Saucer, Kind::Mine, Kind::Boss];
         for (i, kind) in kinds.into_iter().enumerate() {
-            spawn(mem.enemies, &mut w, kind, 30 + 45 * i as i32, 30, i as i16);
+            spawn(enemies, &mut w, kind, 30 + 45 * i as i32, 30, i as i16);
         }
-        assert_eq!(mem.enemies.len(), kinds.len(), "an enemy was not spawned");
+        assert_eq!(enemies.len(), kinds.len(), "an enemy was not spawned");
         assert_eq!(*w.fallbacks, 4, "every kind but the mine asks the heap for scratch");
         let refused = w.heap.stats();
         assert_eq!(refused.failed_requests, full.failed_requests + 4, "the heap did not see the four requests");
         let mut moved = 0;
         for _ in 0..120 {
-            mem.enemies.retain(|e| {
+            enemies.retain(|e| {
                 let (x, y) = (e.x, e.y);
-                let alive = e.step(&mut w);
+                let alive = e.step(&mut w, &mut Report::default());
                 if (e.x, e.y) != (x, y) {
                     moved += 1;
                 }

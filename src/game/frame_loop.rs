@@ -1,0 +1,82 @@
+//! The boot and the frame loop: the hardware set up and the memory taken once, then frame after frame: wait
+//! for VBlank, copy the sprite table built during the last frame to OAM, run one frame of the current mode
+//! and time it.
+
+use super::flash;
+use super::input::Input;
+use super::memory::{self, Memory};
+use super::stars;
+use super::state::Game;
+use super::telemetry;
+use crate::assets;
+use crate::overlay::{self, PoolGauge};
+use crate::save;
+use crate::sound;
+use crate::text;
+use gba::prelude::*;
+use stackshot_platform::cycles::Stopwatch;
+use stackshot_platform::stack;
+
+/// Boots, then runs frames forever; `before` sees each frame's input first and says what the frame gets.
+pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! {
+    stack::init();
+    DISPCNT.write(DisplayControl::new().with_forced_blank(true));
+    assets::load_sprites();
+    flash::init();
+    BACKDROP_COLOR.write(Color::from_rgb(1, 1, 4));
+    text::init();
+    stars::init();
+    sound::init();
+    let mut mem = Memory::take();
+    mem.watch();
+    // Nothing clears OAM at power-on, and a flash cart's quick boot leaves it as the last program did: the
+    // empty sprite table goes there before the display shows sprites.
+    mem.shadow.copy_to_oam();
+    DISPCNT.write(DISPCNT.read().with_show_obj(true).with_obj_vram_1d(true).with_forced_blank(false));
+    DISPSTAT.write(DisplayStatus::new().with_irq_vblank(true));
+    IE.write(IrqBits::VBLANK);
+    IME.write(true);
+
+    let stats = telemetry::take();
+    let mut game = Game::new(save::load());
+    game.enter_title();
+    let mut last = Input::default();
+    loop {
+        VBlankIntrWait();
+        mem.shadow.copy_to_oam();
+        stars::scroll(game.sky);
+        game.flash.show();
+        let keys = KEYINPUT.read();
+        let input = Input::read(keys, last);
+        last = input;
+        // Before the stopwatch: what `before` does (the scene's filling) is not the game's frame.
+        let input = before(&mut game, &mut mem, input);
+        let watch = Stopwatch::start();
+        game.frame(input, &mut mem, stats);
+
+        // The allocator overlay owns SELECT, which the game ignores; hidden, it costs one flag read.
+        overlay::poll(keys);
+        overlay::draw(
+            &mem.heap,
+            &[
+                PoolGauge::new("SHOTS", mem.player_bullets.len(), memory::PLAYER_BULLETS),
+                PoolGauge::new("BULLETS", mem.enemy_bullets.len(), memory::ENEMY_BULLETS),
+                PoolGauge::new("SPARKS", mem.particles.len(), memory::PARTICLES),
+            ],
+            stats.last_cycles,
+        );
+
+        let cycles = watch.elapsed();
+        stats.last_cycles = cycles;
+        stats.max_cycles = stats.max_cycles.max(cycles);
+        mem.record(stats);
+        #[cfg(debug_assertions)]
+        {
+            mem.check();
+            if let Err(overflow) = stack::check() {
+                panic!("{overflow}");
+            }
+            stats.stack_peak = stack::high_water() as u32;
+        }
+    }
+}

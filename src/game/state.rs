@@ -1,0 +1,62 @@
+//! What the game keeps from frame to frame: [`Game`] and its [`Mode`]. The jobs are implemented on it each in
+//! its own module: the mode changes (`modes.rs`), the play step (`play.rs`), scoring (`scoring.rs`) and the
+//! sprite table (`draw.rs`).
+
+use super::banner::Banner;
+use super::collide::Targets;
+use super::flash::Flash;
+use super::hud::Hud;
+use super::name_entry::NameEntry;
+use super::player::Player;
+use super::rng::Rng;
+use super::waves::Stages;
+use crate::save::HighScores;
+
+pub enum Mode {
+    Title,
+    Playing,
+    Paused,
+    /// Frames left of the explosions after the last ship was lost.
+    Dying(u16),
+    /// Frames left to choose.
+    GameOver(u16),
+    NameEntry(NameEntry),
+}
+
+pub struct Game {
+    pub mode: Mode,
+    pub player: Player,
+    pub stages: Stages,
+    pub score: u32,
+    /// Extra ships earned so far (an index into `scoring::EXTRA_LIVES`).
+    pub extras: usize,
+    pub rng: Rng,
+    pub table: HighScores,
+    pub hud: Hud,
+    pub banner: Banner,
+    pub targets: Targets,
+    pub flash: Flash,
+    /// Frames since boot, and the sky's scroll (which stops while paused).
+    pub frame: u32,
+    pub sky: u32,
+}
+
+impl Game {
+    pub fn new(table: HighScores) -> Game {
+        Game {
+            mode: Mode::Title,
+            player: Player::new(),
+            stages: Stages::new(),
+            score: 0,
+            extras: 0,
+            rng: Rng::new(1),
+            table,
+            hud: Hud::default(),
+            banner: Banner::None,
+            targets: Targets::new(),
+            flash: Flash::new(),
+            frame: 0,
+            sky: 0,
+        }
+    }
+}
