@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Game, debug_elf, play};
-use harness::alloc_state::{Counters, HeapRegion};
+use harness::alloc_state::{self, HeapRegion};
 use harness::elf::Elf;
 use harness::emulator::Emulator;
 use harness::protocol::{MAILBOX, MAILBOX_MAGIC, Message};
@@ -98,7 +98,8 @@ impl Crash {
 
     /// Bytes in use, free runs and the largest free run, from the decoded map.
     fn heap_use(&self) -> (u32, u32, u32) {
-        let runs = self.heap().runs();
+        let heap = self.heap();
+        let runs: Vec<_> = heap.view_alone().runs().collect();
         let used = runs.iter().filter(|r| r.used).map(|r| r.blocks * 8).sum();
         let free: Vec<u32> = runs.iter().filter(|r| !r.used).map(|r| r.blocks * 8).collect();
         (used, free.len() as u32, free.iter().copied().max().unwrap_or(0))
@@ -106,7 +107,8 @@ impl Crash {
 
     fn capacity(&self) -> u32 {
         let heap = self.heap();
-        (heap.end - heap.first) * 8
+        let view = heap.view_alone();
+        (view.end() - view.first()) * 8
     }
 }
 
@@ -171,15 +173,7 @@ fn a_broken_heap_is_named_not_followed() {
     let crash = Crash::run(BROKEN_HEAP);
     check_common(&crash);
     let heap = crash.heap();
-    let runs = heap.runs();
-    let free = runs.iter().filter(|r| !r.used).count() as u32;
-    let counters = Counters {
-        free_blocks: runs.iter().filter(|r| !r.used).map(|r| r.blocks).sum(),
-        free_runs: free,
-        peak_used: 0,
-        bins: None,
-    };
-    let (kind, block) = heap.check(counters).expect_err("the fixture damaged the heap");
+    let (kind, block) = alloc_state::verdict(&heap.view_alone()).expect_err("the fixture damaged the heap");
     let (used, _, largest) = crash.heap_use();
     assert_eq!(crash.line("HEAP"), format!("HEAP {used}/{} B BROKEN:", crash.capacity()));
     assert!(crash.shows(&format!("{} AT BLOCK {block}", kind.to_uppercase())), "{kind} at {block}:\n{}", crash.text());
@@ -211,8 +205,9 @@ fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
     let t = play(&mut g, 3_000, false, |n, t, _| n > 600 && t.state == State::Playing && t.enemy_bullets.now >= 8);
     assert_eq!(t.state, State::Playing);
     let region = heap_region(&g.emu, &debug_elf(), "AI_REGION");
-    let last = region.base + (region.end - 1) * 8;
-    assert!(!region.runs().last().unwrap().used, "the heap's last run is free");
+    let view = region.view_alone();
+    let last = region.base + (view.end() - 1) * 8;
+    assert!(!view.runs().last().unwrap().used, "the heap's last run is free");
     // The size the run repeats in its last block (bytes 6 and 7): 1 instead of the run's length.
     g.emu.write8(last + 6, 1);
     g.emu.write8(last + 7, 0);
@@ -236,10 +231,11 @@ fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
         );
     }
     assert!(crash.panic.contains("AI heap: invariant broken"), "{}", crash.panic);
-    let heap = heap_region(&crash.emu, &debug_elf(), "AI_REGION");
-    let used: u32 = heap.runs().iter().filter(|r| r.used).map(|r| r.blocks * 8).sum();
-    assert_eq!(crash.line("HEAP"), format!("HEAP {used}/{} B BROKEN:", (heap.end - heap.first) * 8));
-    assert!(crash.shows(&format!("SIZECOPY AT BLOCK {}", heap.end - 1)), "{}", crash.text());
+    let region = heap_region(&crash.emu, &debug_elf(), "AI_REGION");
+    let heap = region.view_alone();
+    let used: u32 = heap.runs().filter(|r| r.used).map(|r| r.blocks * 8).sum();
+    assert_eq!(crash.line("HEAP"), format!("HEAP {used}/{} B BROKEN:", (heap.end() - heap.first()) * 8));
+    assert!(crash.shows(&format!("SIZECOPY AT BLOCK {}", heap.end() - 1)), "{}", crash.text());
     assert!(crash.line("STACK ").ends_with("GUARD OK"));
 }
 

@@ -4,7 +4,7 @@
 //! crate's API reported; a heap corrupted through gdb must make `heap check` name the block the crate's own
 //! `Heap::check` names on that memory.
 
-use harness::alloc_state::{Counters, HeapRegion, Report, SLOTS};
+use harness::alloc_state::{self, Counters, HeapRegion, HeapView, NodeField, Report, SLOTS};
 use harness::elf::Elf;
 use harness::emulator::Emulator;
 use std::io::{BufRead, BufReader};
@@ -41,14 +41,14 @@ struct Corruption {
 }
 
 fn corrupt(heap: &HeapRegion, c: &Corruption) -> HeapRegion {
-    let mut bytes = heap.bytes.clone();
+    let mut bytes = heap.bytes();
     let at = (c.address - heap.base) as usize;
     if c.c_type == "unsigned short" {
         bytes[at..at + 2].copy_from_slice(&(c.new as u16).to_le_bytes());
     } else {
         bytes[at] = c.new as u8;
     }
-    HeapRegion::new(heap.base, bytes)
+    HeapRegion::new(heap.base, &bytes)
 }
 
 /// The lines after `@@name` up to the next `@@` marker.
@@ -101,26 +101,24 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let elf = Elf::read(&fixture()).unwrap();
     let (heap, report) = decoded(&elf);
     let stats = report.heap_stats;
-    let counters = Counters {
-        free_blocks: stats[1] / 8,
-        free_runs: stats[4],
-        peak_used: stats[5] / 8,
-        bins: Some(report.heap_bins),
-    };
-    assert_eq!(heap.check(counters), Ok(()), "the fixture's heap decodes as broken");
+    let counters =
+        Counters { free_blocks: stats[1] / 8, free_runs: stats[4], peak_used: stats[5] / 8, bins: report.heap_bins };
+    let view = heap.view(counters);
+    assert_eq!(view.check(), Ok(()), "the fixture's heap, copied out, is broken");
     assert_eq!(report.check, "ok");
 
     // Corruptions, each at a block the decoded map says holds what is corrupted.
-    let runs = heap.runs();
+    let runs: Vec<_> = view.runs().collect();
     let free_run = runs.iter().find(|r| !r.used && r.blocks >= 2).expect("a free run of 2+ blocks");
     let big = runs.iter().filter(|r| !r.used).max_by_key(|r| r.blocks).unwrap();
-    let child = (heap.first..heap.end)
-        .find(|&b| heap.parent(b) != 0 && runs.iter().any(|r| !r.used && r.start == b && b + r.blocks != heap.end))
-        .expect("a non-root node (the top, which ends the heap, has no node)");
-    let size_copy = heap.base + HeapRegion::node_offset(free_run.start + free_run.blocks - 1, 6) as u32;
+    let mut child = None;
+    view.visit_tree(|n| child = child.or((n.depth > 0).then_some(n.block)));
+    let child = child.expect("a non-root node");
+    let size_copy = heap.base + HeapView::field_offset(free_run.start + free_run.blocks - 1, NodeField::Size) as u32;
     let inside = big.start + 5;
-    let (map_byte, shift) = heap.map_position(inside);
-    let parent = heap.base + HeapRegion::node_offset(child, 4) as u32;
+    let (map_byte, shift) = view.map_position(inside);
+    let parent = heap.base + HeapView::field_offset(child, NodeField::Parent) as u32;
+    let bytes = heap.bytes();
     let cases = [
         (
             Corruption {
@@ -137,8 +135,8 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
                 name: "header",
                 address: heap.base,
                 c_type: "unsigned short",
-                old: heap.count(),
-                new: heap.count() + 1,
+                old: view.count(),
+                new: view.count() + 1,
             },
             ("Header", 0),
         ),
@@ -147,7 +145,7 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
                 name: "parent",
                 address: parent,
                 c_type: "unsigned short",
-                old: heap.parent(child),
+                old: view.field(child, NodeField::Parent),
                 new: child,
             },
             ("ParentLink", child),
@@ -157,8 +155,8 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
                 name: "map",
                 address: heap.base + map_byte as u32,
                 c_type: "unsigned char",
-                old: u32::from(heap.bytes[map_byte]),
-                new: u32::from(heap.bytes[map_byte] | (1 << shift)),
+                old: u32::from(bytes[map_byte]),
+                new: u32::from(bytes[map_byte] | (1 << shift)),
             },
             ("UsedInFreeRun", inside),
         ),
@@ -210,14 +208,20 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         .collect();
     assert_eq!(pool[4..].iter().map(|l| l.trim()).collect::<Vec<_>>(), live);
 
-    // heap: header, runs and tree as decoded here from the region's bytes, statistics as Heap::stats() says.
+    // heap: header, runs and tree as the crate's view of the region's bytes has them, statistics as Heap::stats()
+    // says.
     let lines = section(&out, "heap");
     assert!(
-        lines[0].starts_with(&format!("heap AI_HEAP: base {:#010x}, blocks {}..{}", heap.base, heap.first, heap.end)),
+        lines[0].starts_with(&format!(
+            "heap AI_HEAP: base {:#010x}, blocks {}..{}",
+            heap.base,
+            view.first(),
+            view.end()
+        )),
         "{}",
         lines[0]
     );
-    assert_eq!(lines[1], format!("header: count {}, root {}", heap.count(), heap.root()));
+    assert_eq!(lines[1], format!("header: count {}, root {}", view.count(), view.root()));
     let map_end = lines.iter().position(|l| l.starts_with("free tree")).unwrap();
     let gdb_runs: String = lines[3..map_end].iter().map(|l| l.trim()).collect();
     let runs_text: String =
@@ -225,14 +229,17 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     assert_eq!(gdb_runs, runs_text);
     let top_at = lines.iter().position(|l| l.starts_with("top ")).unwrap();
     let gdb_tree: Vec<String> = lines[map_end + 1..top_at].iter().map(|l| l[2..].to_string()).collect();
-    assert_eq!(gdb_tree, heap.tree_lines());
+    assert_eq!(gdb_tree, alloc_state::tree_lines(&view));
     assert!(gdb_tree.len() >= 2, "the fixture should leave several free runs: {gdb_tree:?}");
-    assert_eq!(lines[top_at], format!("top (the free run that ends the heap, outside the tree): {}", heap.top_line()));
+    assert_eq!(
+        lines[top_at],
+        format!("top (the free run that ends the heap, outside the tree): {}", alloc_state::top_line(&view))
+    );
     let bins_at = top_at + 1;
     assert!(lines[bins_at].starts_with("bins"), "{}", lines[bins_at]);
     let stats_at = lines.iter().position(|l| l.starts_with("stats:")).unwrap();
     let gdb_bins: Vec<String> = lines[bins_at + 1..stats_at].iter().map(|l| l.trim().to_string()).collect();
-    let bins = heap.bin_lines(report.heap_bins);
+    let bins = alloc_state::bin_lines(&view);
     assert_eq!(gdb_bins, if bins.is_empty() { vec!["(empty)".to_string()] } else { bins });
     assert_eq!(
         lines[stats_at],
@@ -271,10 +278,16 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         handles[2]
     );
 
-    // Each corruption: gdb's `heap check`, the crate's `Heap::check` on the same memory and this decoder agree.
+    // Each corruption: gdb's `heap check`, the crate's `Heap::check` on the GBA and on a copy here agree.
     for (c, (kind, block)) in &cases {
         let expected = format!("{kind} at block {block}");
-        assert_eq!(corrupt(&heap, c).check(counters), Err((*kind, *block)), "{}: the harness decoder", c.name);
+        let copy = corrupt(&heap, c);
+        assert_eq!(
+            alloc_state::verdict(&copy.view(counters)),
+            Err((kind.to_string(), *block)),
+            "{}: the crate on the host",
+            c.name
+        );
         let lines = section(&out, c.name);
         assert!(
             lines.contains(&format!("heap check AI_HEAP: {expected}").as_str()),

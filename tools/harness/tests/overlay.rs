@@ -59,20 +59,21 @@ fn overlay_shows_every_block_and_the_pool_and_select_toggles_it() {
     let screen = emu.screen_rgb();
     let region = elf.symbol("AI_REGION").unwrap();
     let heap = HeapRegion::read(&emu, region.address, region.size as usize);
+    let heap = heap.view_alone();
     let report = Report::read(&emu, &elf).unwrap();
 
     let mut prev_free = false;
     let mut seen = [0; 4];
-    for b in heap.first..heap.end {
+    for b in heap.first()..heap.end() {
         let free = heap.code(b) & 1 == 0;
         let (class, name) = match (free, prev_free) {
-            (false, _) if heap.is_run_end(b) => (USED_END, "used run end"),
+            (false, _) if heap.code(b) == 0b11 => (USED_END, "used run end"),
             (false, _) => (USED, "used"),
             (true, false) => (FREE_START, "free run start"),
             (true, true) => (FREE, "free"),
         };
         seen[(class - FREE) as usize] += 1;
-        let i = b - heap.first;
+        let i = b - heap.first();
         assert_eq!(block_pixel(&screen, i), colour(&emu, class), "block {b} ({name}) at strip pixel {i}");
         prev_free = free;
     }

@@ -69,7 +69,7 @@ pub struct Invariant {
 }
 
 /// No valid tree is deeper: a red-black tree of n < 2^15 nodes has height <= 2·log2(n + 1) < 30.
-const MAX_DEPTH: u32 = 32;
+pub(super) const MAX_DEPTH: u32 = 32;
 
 fn broken(kind: InvariantKind, block: u32) -> Result<(), Invariant> {
     Err(Invariant { kind, block })

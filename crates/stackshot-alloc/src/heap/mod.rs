@@ -120,6 +120,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 mod tree;
+mod view;
 
 pub use adapter::{LockError, LockedHeap};
 pub use bins::BINNED;
@@ -128,6 +129,7 @@ pub use check::{Invariant, InvariantKind};
 pub use global::GlobalHeap;
 pub use map::Block;
 pub use stats::Stats;
+pub use view::{Counters, HeapView, NodeField, Run, Side, TreeNode};
 
 use bins::BINS;
 use core::marker::PhantomData;

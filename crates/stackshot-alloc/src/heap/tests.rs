@@ -1028,3 +1028,148 @@ fn a_global_heap_moved_after_first_use_serves_from_where_it_is() {
     drop(b);
     assert_eq!(g.stats().unwrap().used_bytes, 0);
 }
+
+/// A copy of `h`'s blocks, as a debugger reads them from the machine.
+fn copy_of(h: &Heap) -> Vec<u64> {
+    // SAFETY: the heap's region holds `end` blocks from its 8-aligned base, all initialised; nothing writes
+    // them while this reads (the heap is borrowed).
+    unsafe { core::slice::from_raw_parts(h.base.cast::<u64>(), h.end as usize) }.to_vec()
+}
+
+/// The runs as the heap's own map says, through `block`.
+fn runs_by_map(h: &Heap) -> Vec<(bool, u32, u32)> {
+    let mut runs = Vec::new();
+    let mut b = h.first;
+    while b < h.end {
+        let start = b;
+        if h.block(b - h.first) == Some(Block::Free) {
+            b += h.size(b);
+            runs.push((false, start, b - start));
+        } else {
+            while h.block(b - h.first) == Some(Block::Used) {
+                b += 1;
+            }
+            b += 1;
+            runs.push((true, start, b - start));
+        }
+    }
+    runs
+}
+
+#[test]
+fn a_view_of_a_copy_sees_what_the_heap_sees() {
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let mut rng = crate::rng::Rng::new(7);
+    let mut live: Vec<NonNull<u8>> = Vec::new();
+    let steps = if cfg!(miri) { 60 } else { 600 };
+    for _ in 0..steps {
+        if !live.is_empty() && (rng.chance(45) || h.alloc(1, 1).map(|p| h.free(p)).is_err()) {
+            let p = live.swap_remove(rng.below(live.len() as u32) as usize);
+            h.free(p).unwrap();
+        } else {
+            let most = if rng.chance(70) { 64 } else { 600 };
+            if let Ok(p) = h.alloc(1 + rng.below(most) as usize, 4) {
+                live.push(p);
+            }
+        }
+        let copy = copy_of(&h);
+        let view = HeapView::new(&copy, h.counters()).unwrap();
+        assert_eq!(view.check(), Ok(()));
+        assert_eq!((view.first(), view.end(), view.count(), view.root()), (h.first, h.end, h.end - h.first, h.root()));
+        let runs: Vec<_> = view.runs().map(|r| (r.used, r.start, r.blocks)).collect();
+        assert_eq!(runs, runs_by_map(&h));
+        let top = runs.last().filter(|r| !r.0).map(|r| Run { used: false, start: r.1, blocks: r.2 });
+        assert_eq!(view.top(), top);
+        assert_eq!(view.top().map_or(h.end, |t| t.start), h.top);
+        // Every free run is in the place its size gives it: the top, its bin, or the tree.
+        let mut in_tree = Vec::new();
+        view.visit_tree(|n| {
+            assert_eq!((n.size, n.red), (h.size(n.block), h.is_red(n.block)));
+            if n.side != Side::Root {
+                let parent = h.parent(n.block);
+                let child = if n.side == Side::Smaller { h.smaller(parent) } else { h.larger(parent) };
+                assert_eq!(child, n.block);
+            }
+            in_tree.push(n.block);
+        });
+        let mut in_bins = Vec::new();
+        for s in 1..=BINNED {
+            in_bins.extend(view.bin(s).inspect(|&r| assert_eq!(h.size(r), s)));
+        }
+        for &(used, start, blocks) in runs.iter().filter(|r| !r.0) {
+            let place = if Some(start) == top.map(|t| t.start) {
+                0
+            } else if blocks <= BINNED {
+                in_bins.iter().filter(|&&r| r == start).count()
+            } else {
+                in_tree.iter().filter(|&&r| r == start).count()
+            };
+            assert!(!used && (place == 1 || Some(start) == top.map(|t| t.start)), "run at {start} misplaced");
+        }
+        // Without the heap's counters, the region alone gives the same ones back (the peak aside).
+        let alone = HeapView::from_region(&copy).unwrap();
+        assert_eq!(alone.check(), Ok(()));
+        let (mine, theirs) = (alone.counters(), h.counters());
+        assert_eq!((mine.free_blocks, mine.free_runs, mine.bins), (theirs.free_blocks, theirs.free_runs, theirs.bins));
+    }
+}
+
+#[test]
+fn a_view_names_the_invariant_the_heap_names() {
+    use InvariantKind::*;
+    // (what is broken, which field of which node) on a fragmented heap; the heap and a view of a copy must agree.
+    type Break = fn(&mut Heap);
+    let breaks: [(InvariantKind, Break); 5] = [
+        (Header, |h| h.set_header(HDR_COUNT, 7)),
+        (ParentLink, |h| {
+            let x = h.larger(h.root());
+            poke(h, x, PARENT, x as u16)
+        }),
+        (RedRoot, |h| h.map_set(h.root(), RED)),
+        (SizeCopy, |h| {
+            let x = h.root();
+            let s = h.size(x);
+            poke(h, x + s - 1, SIZE, s as u16 + 1)
+        }),
+        (Stats, |h| h.free_runs += 1),
+    ];
+    for (kind, spoil) in breaks {
+        let mut w = region(16384);
+        let (mut h, _) = fragmented(&mut w);
+        spoil(&mut h);
+        let heap_says = h.check();
+        assert_eq!(heap_says.map_err(|e| e.kind), Err(kind));
+        let copy = copy_of(&h);
+        assert_eq!(HeapView::new(&copy, h.counters()).unwrap().check(), heap_says, "{kind:?}");
+    }
+}
+
+#[test]
+fn a_view_of_a_broken_tree_ends_its_walks() {
+    let mut w = region(16384);
+    let (mut h, _) = fragmented(&mut w);
+    // A cycle: the root's smaller child links back to the root.
+    let (r, x) = (h.root(), h.smaller(h.root()));
+    poke(&mut h, x, SMALLER, r as u16);
+    let copy = copy_of(&h);
+    let view = HeapView::new(&copy, h.counters()).unwrap();
+    let mut nodes = 0;
+    view.visit_tree(|_| nodes += 1);
+    assert!(nodes <= h.end - h.first, "{nodes} nodes");
+    assert!(view.check().is_err());
+    assert_eq!(HeapView::new(&copy[..1], h.counters()).err(), Some(HeapError::BadRegion));
+
+    // A bin whose run links to itself.
+    let mut w = region(512);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let a = h.alloc(16, 8).unwrap();
+    h.alloc(8, 8).unwrap();
+    h.free(a).unwrap();
+    let b = block_of(&h, a);
+    poke(&mut h, b, 0, b as u16);
+    let copy = copy_of(&h);
+    let view = HeapView::new(&copy, h.counters()).unwrap();
+    assert_eq!(view.bin(2).count() as u32, h.end - h.first);
+    assert_eq!(view.check().map_err(|e| e.kind), Err(InvariantKind::BinLink));
+}
