@@ -26,6 +26,8 @@ pub enum Op {
     FreeRaw(u16),
     /// Free a pointer to memory the heap does not own.
     FreeForeign,
+    /// Resize a live allocation in place to `size` bytes (read as for `Alloc`).
+    Resize(u16, u16),
 }
 
 /// The heap's buffer: 8-aligned, so its managed blocks are its last `capacity()` bytes.
@@ -165,10 +167,37 @@ impl<'a> Fuzzed<'a> {
         }
     }
 
+    /// Resizes the live allocation at `addr` in place: refused for 0 bytes, for more than the heap holds and
+    /// for growth the free gap behind it cannot hold; otherwise served, keeping the bytes it keeps.
+    fn resize(&mut self, addr: usize, size: usize) {
+        let b = self.live.get(addr).unwrap();
+        let (old, new) = (rounded(b.size), rounded(size));
+        let gap_end = self.live.iter().map(|(a, _)| a).find(|&a| a > addr).unwrap_or(self.hi);
+        let want = if size == 0 {
+            Err(HeapError::ZeroSize)
+        } else if size > self.hi - self.lo || addr + new > gap_end {
+            Err(HeapError::OutOfMemory)
+        } else {
+            Ok(())
+        };
+        assert_eq!(self.heap.resize(b.ptr, size), want, "resize of {addr:#x} from {} to {size}", b.size);
+        if want.is_ok() {
+            if size > b.size {
+                // SAFETY: the allocation now holds `size` bytes at `b.ptr` (checked against the gap above).
+                unsafe { b.ptr.as_ptr().add(b.size).write_bytes(b.tag, size - b.size) };
+            }
+            self.live.set(addr, Block { size, ..b });
+            self.used = self.used + new - old;
+            self.peak = self.peak.max(self.used);
+        }
+    }
+
     pub fn step(&mut self, op: Op) {
+        let size_of =
+            |size: u16| if size & 0x8000 == 0 { size as usize % 128 } else { (size & 0x7FFF) as usize % 4200 };
         match op {
             Op::Alloc { size, align } => {
-                let size = if size & 0x8000 == 0 { size as usize % 128 } else { (size & 0x7FFF) as usize % 4200 };
+                let size = size_of(size);
                 let align = match align % 16 {
                     14 => 0,
                     15 => 24,
@@ -193,6 +222,11 @@ impl<'a> Fuzzed<'a> {
                 }
             }
             Op::FreeRaw(offset) => self.free_at(self.base as usize + offset as usize % (LEN + 64)),
+            Op::Resize(pick, size) => {
+                if let Some(addr) = self.live.pick(pick) {
+                    self.resize(addr, size_of(size));
+                }
+            }
             Op::FreeForeign => {
                 let p = NonNull::from(&mut self.outside).cast::<u8>();
                 assert_eq!(self.heap.free(p), Err(HeapError::OutsideHeap), "foreign free");

@@ -6,7 +6,8 @@
 //! - the result: a request succeeds exactly when the model says it fits (a gap between live allocations
 //!   holds the rounded size from its first suitably aligned address), fails with `TooLarge` exactly when it
 //!   would not fit the empty heap, and otherwise with the right [`HeapError`];
-//!   frees of live allocations succeed, bad frees fail with the right error;
+//!   frees of live allocations succeed, bad frees fail with the right error; a resize in place succeeds
+//!   exactly when it shrinks or the gap behind the allocation holds the growth, and keeps the contents;
 //! - returned memory lies in the managed blocks, is aligned, and overlaps no live allocation;
 //! - every allocation is filled with a pattern that is verified when it is freed (catches the heap writing
 //!   into user memory);
@@ -31,6 +32,8 @@ pub struct PropReport {
     pub allocs: u32,
     /// Frees of live allocations.
     pub frees: u32,
+    /// Resizes in place that succeeded (grown or shrunk).
+    pub resizes: u32,
     /// Calls refused as the model expected (bad input, out of memory, bad frees).
     pub refused: u32,
     /// Most allocations live at once.
@@ -57,6 +60,8 @@ pub enum Mismatch {
     Alloc { size: usize, align: usize, expected: Result<(), HeapError>, got: Result<(), HeapError> },
     /// A free's outcome differs from the model's.
     Free { addr: usize, expected: Result<(), HeapError>, got: Result<(), HeapError> },
+    /// A resize's outcome differs from the model's.
+    Resize { addr: usize, size: usize, expected: Result<(), HeapError>, got: Result<(), HeapError> },
     /// Returned memory reaches outside the managed blocks.
     OutsideHeap { addr: usize, size: usize },
     /// Returned memory is not aligned as asked.
@@ -81,13 +86,23 @@ pub struct PropFailure {
 }
 
 /// Random sizes (1 byte up to the whole heap), alignments 1..512 (3 is refused), zero and too-large
-/// requests, frees in random order, double frees and bad pointers.
+/// requests, frees in random order, resizes in place (zero, smaller, larger, past the heap), double frees and
+/// bad pointers.
 pub fn random(buf: &mut [u8], seed: u32, ops: u32) -> Result<PropReport, PropFailure> {
     let mut m = Model::new(buf, seed)?;
     let cap = m.cap as u32;
     while m.step < ops {
         let r = m.rng.below(100);
-        if r < 55 || m.n == 0 {
+        if (48..55).contains(&r) && m.n > 0 {
+            let i = m.rng.below(m.n as u32) as usize;
+            let size = match m.rng.below(16) {
+                0 => 0,
+                1 => cap as usize + 1,
+                2..=8 => 1 + m.rng.below(m.live[i].len as u32 + 1) as usize,
+                _ => m.live[i].len + 1 + m.rng.below(128) as usize,
+            };
+            m.resize(i, size)?;
+        } else if r < 55 || m.n == 0 {
             if m.n == MAX_LIVE {
                 let i = m.rng.below(m.n as u32) as usize;
                 m.free(i)?;
@@ -117,12 +132,19 @@ pub fn random(buf: &mut [u8], seed: u32, ops: u32) -> Result<PropReport, PropFai
 }
 
 /// AI scratch memory: mostly 8–64 byte requests freed soon after (one of the four newest), some 100–400 byte
-/// plans, a few 16–64 byte alignments, and now and then a bulk free of half or all live blocks (end of frame).
+/// plans, a few 16–64 byte alignments, lists grown or cut in place (`Vec` through the adapter), and now and
+/// then a bulk free of half or all live blocks (end of frame).
 pub fn game_like(buf: &mut [u8], seed: u32, ops: u32) -> Result<PropReport, PropFailure> {
     let mut m = Model::new(buf, seed)?;
     while m.step < ops {
         let r = m.rng.below(100);
-        if r < 2 && m.n > 0 {
+        if (95..100).contains(&r) && m.n > 0 {
+            // The newest allocation grows by half (a vector's push past its capacity) or is cut to a quarter.
+            let i = m.n - 1;
+            let len = m.live[i].len;
+            let size = if m.rng.chance(75) { len + len / 2 + 1 } else { len / 4 + 1 };
+            m.resize(i, size)?;
+        } else if r < 2 && m.n > 0 {
             let every_other = m.rng.chance(50);
             let mut i = m.n;
             while i > 0 {
@@ -273,6 +295,7 @@ impl<'a> Model<'a> {
                 ops: 0,
                 allocs: 0,
                 frees: 0,
+                resizes: 0,
                 refused: 0,
                 max_live: 0,
                 max_free_runs: 0,
@@ -406,6 +429,49 @@ impl<'a> Model<'a> {
         self.n -= 1;
         self.used -= (len + 7) & !7;
         self.report.frees += 1;
+        self.verify()
+    }
+
+    /// Resizes `live[i]` in place to `size` bytes and checks the outcome against the model: refused for 0 bytes
+    /// and for more than the heap holds; served when it does not grow in blocks, or when the free gap behind it
+    /// (up to the next live allocation or the heap's end) holds the growth; the contents it keeps unchanged.
+    fn resize(&mut self, i: usize, size: usize) -> Result<(), PropFailure> {
+        let Live { ptr, len } = self.live[i];
+        let addr = ptr.as_ptr() as usize;
+        let (old, new) = ((len + 7) & !7, (size + 7) & !7);
+        let end = addr + old;
+        let live = &self.live[..self.n];
+        let gap_end = live.iter().map(|l| l.ptr.as_ptr() as usize).filter(|&a| a >= end).min().unwrap_or(self.hi);
+        let expected = if size == 0 {
+            Err(HeapError::ZeroSize)
+        } else if size > self.cap || (new > old && end + (new - old) > gap_end) {
+            Err(HeapError::OutOfMemory)
+        } else {
+            Ok(())
+        };
+        let got = self.heap.resize(ptr, size);
+        if got != expected {
+            return self.fail(Mismatch::Resize { addr, size, expected, got });
+        }
+        if got.is_err() {
+            self.report.refused += 1;
+            return self.verify();
+        }
+        let kept = len.min(size);
+        for j in 0..kept {
+            // SAFETY: the first `kept` bytes are still the allocation's after a resize in place.
+            if unsafe { *ptr.as_ptr().add(j) } != self.fill(addr, j) {
+                return self.fail(Mismatch::Clobbered { addr, offset: j });
+            }
+        }
+        for j in kept..size {
+            // SAFETY: the heap grew the allocation to `size` bytes in place: checked against the gap above.
+            unsafe { *ptr.as_ptr().add(j) = self.fill(addr, j) };
+        }
+        self.live[i].len = size;
+        self.used = self.used + new - old;
+        self.peak = self.peak.max(self.used);
+        self.report.resizes += 1;
         self.verify()
     }
 
