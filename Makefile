@@ -53,8 +53,9 @@ examples: setup
 # the allocator crate, the gba quick start), tools/, the agb quick start and the fuzz target, each a workspace of
 # its own. The game's workspace is linted for the GBA without the allocator crate's host tests (they need std),
 # which are linted from the crate's folder: on nightly with every host feature, and on stable; the crate's GBA
-# code with all its features from the root. ROM binaries are no test targets: `--tests` would build them with
-# the host's test harness.
+# code with all its features from the root. ROM binaries are no test targets: `--tests` would build them with the
+# host's test harness. Last, the crate as it would be published: its docs without a warning, and `cargo package`
+# (which builds the packaged crate on its own, on stable).
 CLIPPY := -- -D warnings
 lint: setup
 	cargo fmt --all --check
@@ -68,7 +69,9 @@ lint: setup
 	cd tools && cargo clippy --workspace --all-targets $(CLIPPY)
 	cd crates/examples/agb-quickstart && cargo clippy $(CLIPPY)
 	cd $(CRATE)/fuzz && cargo clippy --all-targets $(CLIPPY)
-	@echo "test result: ok. 2 passed; 0 failed; lint: rustfmt, clippy"
+	cd $(CRATE) && RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features allocator-api,testing
+	cd $(CRATE) && cargo +stable package --allow-dirty --quiet
+	@echo "test result: ok. 4 passed; 0 failed; lint: rustfmt, clippy, rustdoc, cargo package"
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate: natively, under Miri (Stacked, then Tree Borrows; the long property
