@@ -1,17 +1,44 @@
-//! [`HeapBox`]: an owned value in a [`LockedHeap`], freed when dropped. The typed owner for stable Rust (on
-//! nightly, `Box::new_in(x, &heap)` with the `allocator-api` feature does the same): the block is freed
-//! exactly once, by its owner, so a double or stale free cannot be written in safe code.
+//! [`HeapBox`]: an owned value, or a run of values, in a [`LockedHeap`], freed when dropped. The typed owner
+//! for stable Rust (on nightly, `Box::new_in(x, &heap)` with the `allocator-api` feature does the same): the
+//! block is freed exactly once, by its owner, so a double or stale free cannot be written in safe code.
 
-use super::LockedHeap;
+use super::{HeapError, LockedHeap};
 use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
 use lock_api::RawMutex;
 
-/// A `T` in a [`LockedHeap`]: `HEAP.boxed(value)` makes one; dropping it drops the value and frees the block.
-pub struct HeapBox<'h, 'a, T, L: RawMutex> {
+/// A `T`, or with `T = [E]` a run of `E`s, in a [`LockedHeap`]: `HEAP.boxed(value)` or
+/// `HEAP.boxed_slice(len, fill)` makes one; dropping it drops the contents and frees the block.
+///
+/// ```
+/// # use stackshot_alloc::heap::{Heap, HeapBox, HeapError, LockedHeap};
+/// # struct Spin(core::sync::atomic::AtomicBool);
+/// # unsafe impl lock_api::RawMutex for Spin {
+/// #     const INIT: Self = Spin(core::sync::atomic::AtomicBool::new(false));
+/// #     type GuardMarker = lock_api::GuardSend;
+/// #     fn lock(&self) { while !self.try_lock() {} }
+/// #     fn try_lock(&self) -> bool { !self.0.swap(true, core::sync::atomic::Ordering::Acquire) }
+/// #     unsafe fn unlock(&self) { self.0.store(false, core::sync::atomic::Ordering::Release) }
+/// # }
+/// let mut region = [0u64; 64];
+/// let bytes = unsafe { core::slice::from_raw_parts_mut(region.as_mut_ptr().cast::<u8>(), 512) };
+/// let heap: LockedHeap<'_, Spin> = LockedHeap::new();
+/// heap.init(Heap::new(bytes).unwrap()).ok().unwrap();
+/// // An enemy's path: six waypoints, (x, y) each, in one block of the heap.
+/// let mut path = heap.boxed_slice(12, 0i16).unwrap();
+/// path[0] = 120;
+/// assert_eq!((path.len(), path[0], path[11]), (12, 120, 0));
+/// assert_eq!(heap.with(|h| h.stats().used_bytes), Ok(24));
+/// assert_eq!(heap.boxed_slice(240, 0i16).err(), Some(HeapError::OutOfMemory)); // 480 B: not now
+/// assert_eq!(heap.boxed_slice(1000, 0i16).err(), Some(HeapError::TooLarge)); // 2,000 B: never
+/// drop(path); // the enemy is gone: so is its block
+/// assert_eq!(heap.with(|h| h.stats().used_bytes), Ok(0));
+/// ```
+pub struct HeapBox<'h, 'a, T: ?Sized, L: RawMutex> {
     ptr: NonNull<T>,
     heap: &'h LockedHeap<'a, L>,
     _owns: PhantomData<T>,
@@ -19,20 +46,20 @@ pub struct HeapBox<'h, 'a, T, L: RawMutex> {
 
 // SAFETY: a HeapBox owns its T like a Box does, and reaches the heap only through `&LockedHeap`, which is
 // shared across threads only when it is `Sync` (its lock is).
-unsafe impl<T: Send, L: RawMutex> Send for HeapBox<'_, '_, T, L> where LockedHeap<'static, L>: Sync {}
+unsafe impl<T: ?Sized + Send, L: RawMutex> Send for HeapBox<'_, '_, T, L> where LockedHeap<'static, L>: Sync {}
 // SAFETY: `&HeapBox` gives only `&T`.
-unsafe impl<T: Sync, L: RawMutex> Sync for HeapBox<'_, '_, T, L> {}
+unsafe impl<T: ?Sized + Sync, L: RawMutex> Sync for HeapBox<'_, '_, T, L> {}
 
 impl<'a, L: RawMutex> LockedHeap<'a, L> {
-    /// Moves `value` into a block of this heap. A full heap hands the value back.
+    /// Moves `value` into a block of this heap. A full heap (or none installed yet) hands the value back.
     pub fn boxed<T>(&self, value: T) -> Result<HeapBox<'_, 'a, T, L>, T> {
         let layout = Layout::new::<T>();
         let ptr = if layout.size() == 0 {
             NonNull::dangling()
         } else {
             match self.alloc_block(layout) {
-                Some(p) => p.cast(),
-                None => return Err(value),
+                Ok(p) => p.cast(),
+                Err(_) => return Err(value),
             }
         };
         // SAFETY: ptr is a fresh block of at least size_of::<T>() bytes aligned for T (or, for a zero-size T,
@@ -40,34 +67,75 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         unsafe { ptr.write(value) };
         Ok(HeapBox { ptr, heap: self, _owns: PhantomData })
     }
+
+    /// `len` copies of `fill` in one block of this heap (aligned for `T`). Refused with the heap's reason:
+    /// `OutOfMemory` when no free run holds it now, `TooLarge` when none ever could, `NotInitialised` before
+    /// [`init`](Self::init). An empty slice (or one of zero-size values) takes no block.
+    pub fn boxed_slice<T: Copy>(&self, len: usize, fill: T) -> Result<HeapBox<'_, 'a, [T], L>, HeapError> {
+        let layout = Layout::array::<T>(len).map_err(|_| HeapError::TooLarge)?;
+        let data: NonNull<T> = if layout.size() == 0 { NonNull::dangling() } else { self.alloc_block(layout)?.cast() };
+        let mut i = 0;
+        while i < len {
+            // SAFETY: the block holds `len` Ts aligned for T (or T is zero-size and `data` dangling and
+            // aligned); `i < len`. A `Copy` fill cannot panic, so the loop always ends with all `len` written.
+            unsafe { data.add(i).write(fill) };
+            i += 1;
+        }
+        Ok(HeapBox { ptr: NonNull::slice_from_raw_parts(data, len), heap: self, _owns: PhantomData })
+    }
 }
 
-impl<T, L: RawMutex> Deref for HeapBox<'_, '_, T, L> {
+impl<T: ?Sized, L: RawMutex> HeapBox<'_, '_, T, L> {
+    /// Drops the contents and frees the block now, with the heap's answer: `Ok`, or the reason it refused
+    /// (only a heap damaged since, or a block freed behind the owner's back, can refuse). Dropping a
+    /// `HeapBox` does the same and leaves the refusal to the heap's count, `Stats::bad_frees`. An associated
+    /// function, `HeapBox::free(b)`, so that it never hides a method of `T`.
+    pub fn free(this: Self) -> Result<(), HeapError> {
+        let mut this = ManuallyDrop::new(this);
+        // SAFETY: `this` is never used again, nor dropped (ManuallyDrop).
+        unsafe { HeapBox::release(&mut this) }
+    }
+
+    /// Drops the contents and frees the block.
+    ///
+    /// # Safety
+    /// Called once; the box is not used afterwards.
+    unsafe fn release(&mut self) -> Result<(), HeapError> {
+        // SAFETY: ptr holds a T (or a slice) written when the box was made, owned by the box until now.
+        let size = size_of_val(unsafe { self.ptr.as_ref() });
+        // SAFETY: as above; the caller promises this runs once, so the contents are dropped exactly once.
+        unsafe { self.ptr.drop_in_place() };
+        if size == 0 {
+            return Ok(()); // no block was taken
+        }
+        self.heap.free_block(self.ptr.cast())
+    }
+}
+
+impl<T: ?Sized, L: RawMutex> Deref for HeapBox<'_, '_, T, L> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: ptr holds a T written by `boxed` and owned by self until drop.
+        // SAFETY: ptr holds a T written by `boxed` or `boxed_slice` and owned by self until drop.
         unsafe { self.ptr.as_ref() }
     }
 }
 
-impl<T, L: RawMutex> DerefMut for HeapBox<'_, '_, T, L> {
+impl<T: ?Sized, L: RawMutex> DerefMut for HeapBox<'_, '_, T, L> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`; `&mut self` makes this the only reference.
         unsafe { self.ptr.as_mut() }
     }
 }
 
-impl<T, L: RawMutex> Drop for HeapBox<'_, '_, T, L> {
+impl<T: ?Sized, L: RawMutex> Drop for HeapBox<'_, '_, T, L> {
     fn drop(&mut self) {
-        // SAFETY: ptr holds a T that is dropped exactly once, here.
-        unsafe { self.ptr.drop_in_place() };
-        if size_of::<T>() != 0 {
-            self.heap.free_block(self.ptr.cast());
-        }
+        // A refusal is counted in the heap's `Stats::bad_frees` (`HeapBox::free` returns it).
+        // SAFETY: drop runs once and the box is gone after it.
+        let _ = unsafe { self.release() };
     }
 }
 
-impl<T: fmt::Debug, L: RawMutex> fmt::Debug for HeapBox<'_, '_, T, L> {
+impl<T: ?Sized + fmt::Debug, L: RawMutex> fmt::Debug for HeapBox<'_, '_, T, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (**self).fmt(f)
     }

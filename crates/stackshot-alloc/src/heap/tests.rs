@@ -985,6 +985,58 @@ fn heap_box_owns_its_block() {
     assert_eq!(locked.with(|h| (h.stats().free_bytes as usize, h.check())), Ok((cap, Ok(()))));
 }
 
+// Issue 15: the owner of a run of values. `boxed_slice` fills it, dropping it frees the block, an empty or
+// zero-size run takes none, and a refusal says why (no heap yet, full, or larger than any heap).
+#[test]
+fn heap_box_slices_own_their_block() {
+    let mut w = region(256);
+    let locked = Locked::new();
+    assert_eq!(locked.boxed_slice(4, 0u16).err(), Some(HeapError::NotInitialised));
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let used = || locked.with(|h| h.stats().used_bytes).unwrap();
+    let mut path = locked.boxed_slice(6, -1i16).unwrap();
+    assert_eq!(&path[..], &[-1; 6]);
+    path[5] = 7;
+    let keys = locked.boxed_slice(3, 0x5A5A_5A5A_5A5A_5A5Au64).unwrap();
+    assert_eq!(used(), 16 + 24, "6 i16s in two blocks, 3 u64s in three");
+    assert_eq!((path.len(), path[5], keys[2]), (6, 7, 0x5A5A_5A5A_5A5A_5A5A));
+    assert!((keys.as_ptr() as usize).is_multiple_of(align_of::<u64>()));
+    drop(path);
+    assert_eq!(used(), 24, "dropping the run freed its block");
+    let none = locked.boxed_slice(0, 1u32).unwrap();
+    let units = locked.boxed_slice(1000, ()).unwrap();
+    assert_eq!((none.len(), units.len(), used()), (0, 1000, 24), "no block for nothing");
+    drop((none, units));
+    let cap = locked.with(|h| h.capacity()).unwrap();
+    assert_eq!(locked.boxed_slice(cap, 0u8).err(), Some(HeapError::OutOfMemory));
+    assert_eq!(locked.boxed_slice(cap + 8, 0u8).err(), Some(HeapError::TooLarge));
+    assert_eq!(locked.boxed_slice(usize::MAX / 2, 0u16).err(), Some(HeapError::TooLarge), "size overflows");
+    assert_eq!(locked.with(|h| h.stats().failed_requests), Ok(2), "the heap refused two of the three");
+    assert_eq!(std::format!("{:?}", locked.boxed_slice(2, 3u8).unwrap()), "[3, 3]");
+    assert_eq!(HeapBox::free(keys), Ok(()));
+    assert_eq!(locked.with(|h| (h.stats().free_bytes as usize, h.check())), Ok((cap, Ok(()))));
+}
+
+// Issue 15: an owner's free that the heap refuses is never silent. Here the block is freed behind the owner's
+// back (what a stray write into the heap's map amounts to): `HeapBox::free` returns the refusal, and a drop
+// leaves it in the heap's count of bad frees.
+#[test]
+fn a_refused_free_of_an_owner_is_counted() {
+    let mut w = region(256);
+    let locked = Locked::new();
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let behind_the_back = |p: NonNull<u8>| locked.locked(|slot| slot.as_mut().unwrap().free(p));
+    let a = locked.boxed_slice(4, 1u16).unwrap();
+    let b = locked.boxed_slice(4, 2u16).unwrap();
+    assert_eq!(behind_the_back(NonNull::from(&a[..]).cast()), Ok(()));
+    assert_eq!(HeapBox::free(a), Err(HeapError::DoubleFree));
+    assert_eq!(behind_the_back(NonNull::from(&b[..]).cast()), Ok(()));
+    drop(b);
+    let stats = locked.with(|h| h.stats()).unwrap();
+    assert_eq!((stats.bad_frees, stats.used_bytes, stats.free_runs), (2, 0, 1));
+    assert_eq!(locked.with(|h| h.check()), Ok(Ok(())));
+}
+
 // Issue 15: `GlobalHeap` sets itself up on first use; the peak can be started over; `Heap` prints.
 #[test]
 fn global_heap_starts_on_first_use_and_peak_resets() {
