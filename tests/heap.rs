@@ -219,15 +219,15 @@ impl Op for LockedFree {
     }
 }
 
-/// An allocation of the AI trace as the game makes it (`enemy::Scratch::alloc`): `boxed_slice` of `len`
-/// zeroed `i16`s, so the lock, the call and the fill.
+/// An allocation of the AI trace as the game makes it (`enemy::Scratch::alloc`): `boxed_slice_zeroed` of
+/// `len` `i16`s, so the lock, the call and the zeroing.
 struct OwnerAlloc(&'static AiHeap, usize);
 
 impl Op for OwnerAlloc {
     type Out = Result<Scratch, HeapError>;
     #[inline(always)]
     fn run(&mut self) -> Self::Out {
-        self.0.boxed_slice(self.1, 0i16)
+        self.0.boxed_slice_zeroed(self.1)
     }
 }
 

@@ -67,7 +67,7 @@ impl Scratch {
     pub fn alloc(heap: &'static AiHeap, fallbacks: &mut u32, len: usize) -> Option<Scratch> {
         // Aligned for i16 (2): the heap serves every alignment up to 8 the same way (the game asked for 4 before
         // it had an owner, with the same blocks).
-        let result = heap.boxed_slice(len, 0i16);
+        let result = heap.boxed_slice_zeroed::<i16>(len);
         let block = result.as_ref().map(|values| NonNull::from(&values[..]).cast()).map_err(|e| *e);
         crate::trace::heap_alloc(len * 2, align_of::<i16>(), block);
         match result {

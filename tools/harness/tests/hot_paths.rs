@@ -14,6 +14,8 @@ const HOT_PATHS: &[&str] = &[
     "pool_get_mut",
     "heap_alloc",
     "heap_free",
+    // The zeroing of each scratch the owners hand out (`boxed_slice_zeroed`).
+    "zero_blocks",
     // The game's: moving bullets and particles, collisions, building the shadow sprite table.
     "move_bullets",
     "move_particles",

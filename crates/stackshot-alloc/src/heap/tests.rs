@@ -1017,6 +1017,39 @@ fn heap_box_slices_own_their_block() {
     assert_eq!(locked.with(|h| (h.stats().free_bytes as usize, h.check())), Ok((cap, Ok(()))));
 }
 
+// Issue 15: an uninitialised run, filled by hand and then owned as `T`s: one block, freed once, by the last
+// owner (the uninitialised one hands it over whole).
+#[test]
+fn an_uninitialised_run_is_filled_then_owned() {
+    let mut w = region(256);
+    let locked = Locked::new();
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let used = || locked.with(|h| h.stats().used_bytes).unwrap();
+    let mut room = locked.boxed_uninit_slice::<i16>(5).unwrap();
+    assert_eq!((room.len(), used()), (5, 16));
+    for (i, v) in room.iter_mut().enumerate() {
+        v.write(i as i16 * 3);
+    }
+    // SAFETY: all five written above.
+    let values = unsafe { room.assume_init() };
+    assert_eq!((&values[..], used()), (&[0, 3, 6, 9, 12][..], 16), "the same block, not a copy");
+    drop(values);
+    assert_eq!(locked.with(|h| (h.stats().used_bytes, h.stats().bad_frees, h.check())), Ok((0, 0, Ok(()))));
+    assert_eq!(locked.boxed_uninit_slice::<u64>(usize::MAX / 4).err(), Some(HeapError::TooLarge));
+    // SAFETY: no elements.
+    assert_eq!(unsafe { locked.boxed_uninit_slice::<u8>(0).unwrap().assume_init() }.len(), 0);
+
+    // Zeroed runs over memory left dirty: 7 i16s (an odd count: the last word is half theirs) and 3 bytes.
+    let dirty = locked.boxed_slice(12, -1i16).unwrap();
+    drop(dirty);
+    let zeros = locked.boxed_slice_zeroed::<i16>(7).unwrap();
+    let bytes = locked.boxed_slice_zeroed::<u8>(3).unwrap();
+    assert_eq!((&zeros[..], &bytes[..]), (&[0i16; 7][..], &[0u8; 3][..]));
+    assert_eq!(used(), 16 + 8);
+    assert_eq!(locked.boxed_slice_zeroed::<()>(5).unwrap().len(), 5);
+    assert_eq!(locked.boxed_slice_zeroed::<u32>(1000).err(), Some(HeapError::TooLarge));
+}
+
 // Issue 15: an owner's free that the heap refuses is never silent. Here the block is freed behind the owner's
 // back (what a stray write into the heap's map amounts to): `HeapBox::free` returns the refusal, and a drop
 // leaves it in the heap's count of bad frees.
