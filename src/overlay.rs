@@ -20,7 +20,11 @@
 //! ```ignore
 //! // once a frame, in the game loop:
 //! overlay::poll(KEYINPUT.read());
-//! overlay::draw(&ai_heap_map, &[PoolGauge::new("BULLETS", bullets.len(), 64)], last_frame_cycles);
+//! overlay::draw(&ai_heap, &[PoolGauge::new("BULLETS", bullets.len(), 64)], last_frame_cycles);
+//! // a heap behind a lock (the game's): lent only while the overlay shows
+//! if overlay::shown() {
+//!     let _ = AI_HEAP.with(|heap| overlay::draw(heap, &gauges, last_frame_cycles));
+//! }
 //! ```
 
 use crate::assets::{FONT_PALETTE, FONT_TILES};
@@ -98,6 +102,11 @@ impl PoolGauge {
     pub fn new(name: &'static str, len: usize, capacity: usize) -> PoolGauge {
         PoolGauge { name, len: len as u16, capacity: capacity as u16 }
     }
+}
+
+/// Whether the overlay is shown: a caller that must take a lock to lend [`draw`] the heap asks first.
+pub fn shown() -> bool {
+    VISIBLE.read()
 }
 
 /// Shows the overlay if hidden, hides it if shown.

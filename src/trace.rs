@@ -2,10 +2,10 @@
 //! a line in mGBA's log; without it (the default) these functions are empty and inline to nothing, so the
 //! allocators' ARM fast paths are the same code either way.
 //!
-//! Call them beside the fast path, after it returns:
+//! Call them beside the allocator, after it answers (`enemy::Scratch` does for the heap):
 //! ```ignore
-//! let r = stackshot_alloc::iwram::heap_alloc(&mut heap, size, align);
-//! trace::heap_alloc(size, align, r);
+//! let r = stackshot_alloc::iwram::pool_alloc(pool, value);
+//! trace::pool_alloc(pool.id(), &r);
 //! ```
 //! The lines read `alloc-trace: heap alloc 40 B align 4 -> 0x03001088`, `alloc-trace: heap free 0x03001088 ->
 //! ok`, `alloc-trace: pool 1 alloc -> 3` (or `-> full`), `alloc-trace: pool 1 free 3 -> DoubleFree` (pools by id).

@@ -1,5 +1,5 @@
-//! The tree-heap on the GBA: the host's property drivers on a real 4 KB region in IWRAM, and the game's ARM
-//! fast paths (`stackshot_alloc::iwram`) on bad input.
+//! The tree-heap on the GBA: the host's property drivers on a real 4 KB region in IWRAM, the ARM fast paths
+//! (`stackshot_alloc::iwram`) on bad input, and what the game's way to them costs.
 #![no_std]
 #![no_main]
 #![feature(custom_test_frameworks)]
@@ -7,9 +7,12 @@
 #![reexport_test_harness_main = "test_main"]
 stackshot_platform::testing::test_main!();
 
+use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::NonNull;
-use stackshot_alloc::heap::{Heap, HeapError, props};
+use stackshot_alloc::heap::{Heap, HeapBox, HeapError, LockedHeap, props};
+use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::iwram::{heap_alloc, heap_free};
+use stackshot_platform::cycles::Op;
 use stackshot_platform::info;
 
 /// 4 KB in IWRAM (.bss), like the game's AI heap.
@@ -161,10 +164,10 @@ fn next_op<'a>(lines: &mut impl Iterator<Item = &'a str>) -> Option<TraceOp> {
 }
 
 /// An allocation of the AI trace as it reaches the heap: `Heap::alloc` inlined into the timing function, as the
-/// benchmark times every allocator, or (`CALLED`) the game's call of `iwram::heap_alloc`.
+/// benchmark times every allocator, or (`CALLED`) a call of `iwram::heap_alloc`.
 struct Alloc<'a, 'h, const CALLED: bool>(&'a mut Heap<'h>, usize, usize);
 
-impl<const CALLED: bool> stackshot_platform::cycles::Op for Alloc<'_, '_, CALLED> {
+impl<const CALLED: bool> Op for Alloc<'_, '_, CALLED> {
     type Out = Result<NonNull<u8>, HeapError>;
     #[inline(always)]
     fn run(&mut self) -> Self::Out {
@@ -175,11 +178,67 @@ impl<const CALLED: bool> stackshot_platform::cycles::Op for Alloc<'_, '_, CALLED
 /// A free of the AI trace, like `Alloc`.
 struct Free<'a, 'h, const CALLED: bool>(&'a mut Heap<'h>, NonNull<u8>);
 
-impl<const CALLED: bool> stackshot_platform::cycles::Op for Free<'_, '_, CALLED> {
+impl<const CALLED: bool> Op for Free<'_, '_, CALLED> {
     type Out = Result<(), HeapError>;
     #[inline(always)]
     fn run(&mut self) -> Self::Out {
         if CALLED { heap_free(self.0, self.1) } else { self.0.free(self.1) }
+    }
+}
+
+/// The heap behind the lock the game uses; with the crate's `iwram` feature its allocate and free take the
+/// lock around a call of `iwram::heap_alloc` / `heap_free`.
+type AiHeap = LockedHeap<'static, IrqLock>;
+/// The game's scratch: a run of `i16`s the heap's owner frees when dropped.
+type Scratch = HeapBox<'static, 'static, [i16], IrqLock>;
+
+/// Statics, like the game's: one for the bare lock and call, one for the owner.
+static LOCKED: [AiHeap; 2] = [const { LockedHeap::new() }; 2];
+
+/// An allocation of the AI trace through `LockedHeap`'s `GlobalAlloc`: the lock and the call.
+struct LockedAlloc(&'static AiHeap, Layout);
+
+impl Op for LockedAlloc {
+    type Out = *mut u8;
+    #[inline(always)]
+    fn run(&mut self) -> *mut u8 {
+        // SAFETY: the trace's sizes are not zero.
+        unsafe { self.0.alloc(self.1) }
+    }
+}
+
+/// A free of the AI trace through `LockedHeap`'s `GlobalAlloc`.
+struct LockedFree(&'static AiHeap, NonNull<u8>, Layout);
+
+impl Op for LockedFree {
+    type Out = ();
+    #[inline(always)]
+    fn run(&mut self) {
+        // SAFETY: a live block of this heap, allocated with this layout, freed once.
+        unsafe { self.0.dealloc(self.1.as_ptr(), self.2) }
+    }
+}
+
+/// An allocation of the AI trace as the game makes it (`enemy::Scratch::alloc`): `boxed_slice_zeroed` of
+/// `len` `i16`s, so the lock, the call and the zeroing.
+struct OwnerAlloc(&'static AiHeap, usize);
+
+impl Op for OwnerAlloc {
+    type Out = Result<Scratch, HeapError>;
+    #[inline(always)]
+    fn run(&mut self) -> Self::Out {
+        self.0.boxed_slice_zeroed(self.1)
+    }
+}
+
+/// A free of the AI trace as the game makes it: the owner dropped.
+struct OwnerFree(Option<Scratch>);
+
+impl Op for OwnerFree {
+    type Out = ();
+    #[inline(always)]
+    fn run(&mut self) {
+        drop(self.0.take());
     }
 }
 
@@ -189,48 +248,81 @@ fn median_max(v: &mut [u16]) -> (u16, u16) {
     (v[v.len() / 2], v[v.len() - 1])
 }
 
-/// The game's call path (src/game/enemies.rs: Thumb code in ROM calling the ARM functions in IWRAM
-/// `iwram::heap_alloc` and `heap_free`) against the heap inlined into an ARM timing function, as the benchmark
-/// times it, on the benchmark's AI trace: what the call and the wrapper cost. Every way must hand out the same
-/// blocks and leave the same valid heap.
+/// The game's call path (src/game/enemy.rs: Thumb code in ROM making a `HeapBox` slice on a static
+/// `LockedHeap<IrqLock>`, whose allocate and free call the ARM functions in IWRAM `iwram::heap_alloc` and
+/// `heap_free` with interrupts masked) against the heap inlined into an ARM timing function, as the benchmark
+/// times it, on the benchmark's AI trace: what the call, the lock and the owner's fill cost. Every way must hand
+/// out the same blocks and leave the same valid heap.
 #[test_case]
-fn the_games_call_path_costs_the_call_and_nothing_else() {
+fn the_games_call_path_costs_the_call_the_lock_and_the_fill() {
     const TRACE: &str = include_str!("../bench/traces/ai-scratch.txt");
-    // (ARM timing function in IWRAM, called), as the rows below name them.
-    let ways = [(true, false), (true, true), (false, true)];
-    let names = ["inlined into ARM in IWRAM", "called from ARM in IWRAM", "called from Thumb in ROM (the game)"];
-    let mut first_places = [0usize; 512];
-    for (w, &(arm, called)) in ways.iter().enumerate() {
+    // (ARM timing function in IWRAM, the way), as the rows below name them.
+    let ways = [(true, 0), (true, 1), (false, 1), (false, 2), (false, 3)];
+    let names = [
+        "inlined into ARM in IWRAM",
+        "called from ARM in IWRAM",
+        "called from Thumb in ROM",
+        "LockedHeap<IrqLock> from Thumb in ROM (lock + call)",
+        "HeapBox slice from Thumb in ROM (the game: lock + call + fill)",
+    ];
+    // Offsets from the region's start: the blocks the first way handed out, in order.
+    let mut first_places = [0u16; 512];
+    let base = region().as_ptr() as usize;
+    for (w, &(arm, way)) in ways.iter().enumerate() {
         let timer = stackshot_platform::cycles::OpTimer::new(arm);
-        let mut heap = Heap::new(region()).unwrap();
+        let (mut heap, locked) = if way < 2 {
+            (Some(Heap::new(region()).unwrap()), None)
+        } else {
+            let locked = &LOCKED[way - 2];
+            assert!(locked.init(Heap::new(region()).unwrap()).is_ok());
+            (None, Some(locked))
+        };
         let (mut allocs, mut frees) = ([0u16; 512], [0u16; 512]);
         let (mut na, mut nf) = (0, 0);
-        let mut live = [None; 128];
+        let mut live: [Option<(NonNull<u8>, Layout)>; 128] = [None; 128];
+        let mut owned: [Option<Scratch>; 128] = [const { None }; 128];
         let mut lines = TRACE.lines();
         while let Some(op) = next_op(&mut lines) {
             match op {
                 TraceOp::Alloc { id, size, align } => {
-                    let (result, cycles) = if called {
-                        timer.time(&mut Alloc::<true>(&mut heap, size, align))
-                    } else {
-                        timer.time(&mut Alloc::<false>(&mut heap, size, align))
+                    let layout = Layout::from_size_align(size, align).unwrap();
+                    let (place, cycles) = match (&mut heap, locked) {
+                        (Some(heap), _) if way == 0 => timer.time(&mut Alloc::<false>(heap, size, align)),
+                        (Some(heap), _) => timer.time(&mut Alloc::<true>(heap, size, align)),
+                        (_, Some(locked)) if way == 2 => {
+                            let (p, cycles) = timer.time(&mut LockedAlloc(locked, layout));
+                            (NonNull::new(p).ok_or(HeapError::OutOfMemory), cycles)
+                        }
+                        (_, Some(locked)) => {
+                            assert_eq!(size % 2, 0, "the game's scratch is i16s");
+                            let (scratch, cycles) = timer.time(&mut OwnerAlloc(locked, size / 2));
+                            let scratch = scratch.expect("the AI trace fits the 4 KB heap");
+                            assert!(scratch.iter().all(|&v| v == 0), "the scratch starts zeroed");
+                            let place = NonNull::from(&scratch[..]).cast();
+                            owned[id] = Some(scratch);
+                            (Ok(place), cycles)
+                        }
+                        _ => unreachable!(),
                     };
-                    let p = result.expect("the AI trace fits the 4 KB heap");
-                    live[id] = Some(p);
-                    let place = p.as_ptr() as usize;
+                    let p = place.expect("the AI trace fits the 4 KB heap");
+                    live[id] = Some((p, layout));
+                    let offset = (p.as_ptr() as usize - base) as u16;
                     if w == 0 {
-                        first_places[na] = place;
+                        first_places[na] = offset;
                     }
-                    assert_eq!(place, first_places[na], "{}: allocation {na} went elsewhere", names[w]);
+                    assert_eq!(offset, first_places[na], "{}: allocation {na} went elsewhere", names[w]);
                     allocs[na] = cycles;
                     na += 1;
                 }
                 TraceOp::Free { id } => {
-                    let p = live[id].take().expect("the trace frees live blocks");
-                    let (result, cycles) = if called {
-                        timer.time(&mut Free::<true>(&mut heap, p))
-                    } else {
-                        timer.time(&mut Free::<false>(&mut heap, p))
+                    let (p, layout) = live[id].take().expect("the trace frees live blocks");
+                    let (result, cycles) = match (&mut heap, locked) {
+                        (Some(heap), _) if way == 0 => timer.time(&mut Free::<false>(heap, p)),
+                        (Some(heap), _) => timer.time(&mut Free::<true>(heap, p)),
+                        // Refusals would show in the heap's count of bad frees, checked at the end.
+                        (_, Some(locked)) if way == 2 => (Ok(()), timer.time(&mut LockedFree(locked, p, layout)).1),
+                        (_, Some(_)) => (Ok(()), timer.time(&mut OwnerFree(owned[id].take())).1),
+                        _ => unreachable!(),
                     };
                     assert_eq!(result, Ok(()), "{}: free {nf}", names[w]);
                     frees[nf] = cycles;
@@ -238,7 +330,12 @@ fn the_games_call_path_costs_the_call_and_nothing_else() {
                 }
             }
         }
-        assert_eq!(heap.check(), Ok(()));
+        let (check, bad_frees) = match (&heap, locked) {
+            (Some(heap), _) => (heap.check(), 0),
+            (_, Some(locked)) => locked.with(|h| (h.check(), h.stats().bad_frees)).unwrap(),
+            _ => unreachable!(),
+        };
+        assert_eq!((check, bad_frees), (Ok(()), 0), "{}", names[w]);
         let ((am, ax), (fm, fx)) = (median_max(&mut allocs[..na]), median_max(&mut frees[..nf]));
         info!("{}: alloc median {am}, max {ax}; free median {fm}, max {fx} ({na} allocs, {nf} frees)", names[w]);
     }

@@ -5,6 +5,7 @@
 
 extern crate alloc;
 
+mod global;
 mod heaps;
 mod helpers;
 mod pools;
@@ -17,8 +18,7 @@ mod work;
 
 use core::mem::MaybeUninit;
 use pools::{Arena, Borrowed, Slab};
-use stackshot_alloc::heap::{Heap, LockedHeap};
-use stackshot_alloc::irq::IrqLock;
+use stackshot_alloc::heap::Heap;
 use stackshot_alloc::pool::{FlagPool, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
 use stackshot_platform::stack;
 use timing::BUILD;
@@ -26,7 +26,7 @@ use work::{SLOTS, Work};
 
 /// `slab` and `thunderdome` need a global allocator: our tree-heap over 4 KB of IWRAM, like their peers' data.
 #[global_allocator]
-static GLOBAL: LockedHeap<'static, IrqLock> = LockedHeap::new();
+static GLOBAL: global::Global = global::Global::new();
 static mut GLOBAL_REGION: heaps::Region = heaps::Region([MaybeUninit::uninit(); heaps::REGION_BYTES]);
 
 #[unsafe(link_section = ".ewram.bench_work")]
@@ -50,9 +50,7 @@ extern "C" fn main() -> ! {
     };
     // SAFETY: the region is 4 KB of IWRAM used by nothing else, for the whole program.
     let heap = unsafe { Heap::from_raw(global.0.as_mut_ptr().cast(), heaps::REGION_BYTES) };
-    if GLOBAL.init(heap.expect("a 4 KB heap")).is_err() {
-        panic!("the global allocator was set up twice");
-    }
+    GLOBAL.init(heap.expect("a 4 KB heap"));
 
     pool_suite(region, work, borrowed);
     stack_intact("pools");
@@ -279,5 +277,5 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
 }
 
 fn global_used() -> usize {
-    GLOBAL.with(|heap| heap.stats().used_bytes as usize).expect("the global heap is set up")
+    GLOBAL.used()
 }

@@ -1,5 +1,5 @@
 //! The enemies' AI: how each of the four kinds and the boss moves and fires, with AI scratch of varying size
-//! from the 4 KB tree-heap (`enemy.rs`), freed when the enemy dies or leaves the screen.
+//! from the 4 KB tree-heap (`enemy.rs`), freed when the enemy dies or leaves the screen (the pool drops it).
 //!
 //! | kind | scratch (from the heap) | without it (heap full) |
 //! | --- | --- | --- |
@@ -10,19 +10,18 @@
 //! | boss | an attack script of (pattern, frames) entries; a longer, harder one below half health | rings |
 
 use super::bullets::{fan, fire, ring};
-use super::enemy::{Enemy, Kind, Scratch};
+use super::enemy::{AiHeap, Enemy, Kind, Scratch};
 use super::fixed::{Fx, isqrt, sin, towards};
 use super::memory::{Enemies, EnemyBullets, Memory, Particles, Pickups};
 use super::particles::burst;
 use super::pickups::Pickup;
 use super::rng::Rng;
 use crate::sound::{self, Effect};
-use stackshot_alloc::heap::Heap;
 use stackshot_alloc::iwram::pool_alloc;
 
 /// What enemies act on besides themselves: every other pool, the heap, the ship's position and the difficulty.
 pub struct World<'a> {
-    pub heap: &'a mut Heap<'static>,
+    pub heap: &'static AiHeap,
     pub fallbacks: &'a mut u32,
     pub bullets: &'a mut EnemyBullets,
     pub particles: &'a mut Particles,
@@ -60,7 +59,7 @@ impl<'a> World<'a> {
         stage: u32,
     ) -> (&'a mut Enemies, World<'a>) {
         let world = World {
-            heap: &mut mem.heap,
+            heap: mem.heap,
             fallbacks: &mut mem.fallbacks,
             bullets: mem.enemy_bullets,
             particles: mem.particles,
@@ -181,12 +180,11 @@ fn plan_attacks(script: &mut Scratch, rng: &mut Rng, stage: u32, angry: bool) {
 }
 
 impl Enemy {
-    /// One frame of AI and movement; false when the enemy is gone (destroyed or off screen), its scratch
-    /// already back in the heap.
+    /// One frame of AI and movement; false when the enemy is gone (destroyed or off screen): the pool's
+    /// `retain` then drops it, and its scratch goes back to the heap.
     pub fn step(&mut self, w: &mut World, report: &mut Report) -> bool {
         if self.hp <= 0 {
             self.destroyed(w, report);
-            self.release(w);
             return false;
         }
         self.age = self.age.wrapping_add(1);
@@ -207,22 +205,13 @@ impl Enemy {
             }
         }
         let (x, y) = (self.x.floor(), self.y.floor());
-        let gone = !(-96..=184).contains(&y) || !(-32..=272).contains(&x);
-        if gone {
-            self.release(w);
-        }
-        !gone
+        (-96..=184).contains(&y) && (-32..=272).contains(&x)
     }
 
     fn touches(&self, (tx, ty): (Fx, Fx)) -> bool {
         let r = self.kind.reach() - 2;
         let (dx, dy) = ((tx - self.x).floor(), (ty - self.y).floor());
         dx.abs() <= r && dy.abs() <= r
-    }
-
-    /// Gives the scratch back: on death and on leaving, the only two ways out.
-    fn release(&mut self, w: &mut World) {
-        self.discard(w.heap);
     }
 
     fn destroyed(&mut self, w: &mut World, report: &mut Report) {
@@ -360,7 +349,8 @@ impl Enemy {
         if self.param == 0 && self.hp < self.max_hp / 2 {
             // Phase two: a longer, harder script. If the heap cannot hold it, the boss keeps only rings.
             self.param = 1;
-            self.release(w);
+            // The old script goes back first: an assignment would allocate the new one before dropping it.
+            self.scratch = None;
             self.scratch = Scratch::alloc(w.heap, w.fallbacks, 2 * (6 + 2 * w.stage as usize));
             if let Some(script) = &mut self.scratch {
                 plan_attacks(script, w.rng, w.stage, true);
@@ -414,15 +404,16 @@ mod tests {
     use super::Rng;
     use super::*;
     use crate::game::memory::Memory;
-    use stackshot_alloc::iwram::heap_alloc;
 
     /// With the heap full, every kind still spawns and flies on its simpler behaviour, the refusals are
-    /// counted, and nothing touches the heap: the game goes on.
+    /// counted, and nothing touches the heap: the game goes on. With the heap back, enemies take scratch, and
+    /// clearing the memory (a game over) gives it all back.
     #[test_case]
-    fn enemies_fall_back_when_the_heap_is_full() {
+    fn enemies_fall_back_when_the_heap_is_full_and_clearing_gives_scratch_back() {
         let mut mem = Memory::take();
-        while heap_alloc(&mut mem.heap, 8, 4).is_ok() {}
-        let full = mem.heap.stats();
+        let blocks = mem.heap.with(|h| h.capacity() / 8).unwrap();
+        let filler = mem.heap.boxed_slice(blocks, 0u64).expect("one block fills the empty heap");
+        let full = mem.heap.with(|h| h.stats()).unwrap();
         assert_eq!(full.free_bytes, 0);
         let mut rng = Rng::new(7);
         let (enemies, mut w) = World::lend(&mut mem, &mut rng, (Fx::new(120), Fx::new(140)), false, 0, 0);
@@ -432,7 +423,7 @@ mod tests {
         }
         assert_eq!(enemies.len(), kinds.len(), "an enemy was not spawned");
         assert_eq!(*w.fallbacks, 4, "every kind but the mine asks the heap for scratch");
-        let refused = w.heap.stats();
+        let refused = w.heap.with(|h| h.stats()).unwrap();
         assert_eq!(refused.failed_requests, full.failed_requests + 4, "the heap did not see the four requests");
         let mut moved = 0;
         for _ in 0..120 {
@@ -446,7 +437,18 @@ mod tests {
             });
         }
         assert!(moved > 120, "the enemies barely moved on their fallback behaviour ({moved} moves)");
-        assert_eq!(w.heap.stats(), refused, "an enemy without scratch changed the heap");
+        assert_eq!(w.heap.with(|h| h.stats()).unwrap(), refused, "an enemy without scratch changed the heap");
         stackshot_platform::info!("heap full: 5 enemies, {} refusals, {moved} moves in 120 frames", *w.fallbacks);
+
+        drop(filler);
+        for (i, kind) in kinds.into_iter().enumerate() {
+            spawn(enemies, &mut w, kind, 30 + 45 * i as i32, 60, i as i16);
+        }
+        let used = w.heap.with(|h| h.stats().used_bytes).unwrap();
+        assert!(used > 0, "the new enemies took no scratch");
+        assert_eq!(*w.fallbacks, 4, "a request was refused with the heap free");
+        mem.clear();
+        assert!(mem.is_empty(), "clearing left something: {:?}", mem.heap.with(|h| h.stats()));
+        stackshot_platform::info!("10 enemies held {used} bytes of scratch; cleared, the heap is one free run");
     }
 }

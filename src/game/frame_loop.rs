@@ -54,17 +54,18 @@ pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! 
         let watch = Stopwatch::start();
         game.frame(input, &mut mem, stats);
 
-        // The allocator overlay owns SELECT, which the game ignores; hidden, it costs one flag read.
+        // The allocator overlay owns SELECT, which the game ignores; hidden, it costs one flag read. Shown, it
+        // reads the heap under its lock (interrupts masked while it draws; VBlank's waits until the end).
         overlay::poll(keys);
-        overlay::draw(
-            &mem.heap,
-            &[
+        if overlay::shown() {
+            let gauges = [
                 PoolGauge::new("SHOTS", mem.player_bullets.len(), memory::PLAYER_BULLETS),
                 PoolGauge::new("BULLETS", mem.enemy_bullets.len(), memory::ENEMY_BULLETS),
                 PoolGauge::new("SPARKS", mem.particles.len(), memory::PARTICLES),
-            ],
-            stats.last_cycles,
-        );
+            ];
+            let drawn = mem.heap.with(|heap| overlay::draw(heap, &gauges, stats.last_cycles));
+            debug_assert!(drawn.is_ok(), "the AI heap is installed and free: {drawn:?}");
+        }
 
         let cycles = watch.elapsed();
         stats.last_cycles = cycles;

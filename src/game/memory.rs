@@ -1,17 +1,19 @@
 //! The game's memory, all of it in IWRAM: one byte-index stack pool per kind of object (each a static with its
-//! own pool id, so a handle cannot be freed into the wrong pool) and the 4 KB tree-heap for enemy AI scratch.
-//! Also what the game promises about them: peaks, the leak check at every game over, and in debug builds the
-//! allocators' invariants checked every frame.
+//! own pool id, so a handle cannot be freed into the wrong pool) and the 4 KB tree-heap for enemy AI scratch,
+//! a static `LockedHeap<IrqLock>` so that each scratch's owner (`enemy::Scratch`, the crate's `HeapBox`)
+//! reaches it to free itself when dropped; its allocate and free are the crate's ARM code in IWRAM, called with
+//! interrupts masked. Also what the game promises about them: peaks, the leak check at every game over, and in
+//! debug builds the allocators' invariants checked every frame.
 
 use super::bullets::Bullet;
-use super::enemy::Enemy;
+use super::enemy::{AiHeap, Enemy};
 use super::particles::Particle;
 use super::pickups::Pickup;
 use super::sprites::Shadow;
 use super::telemetry::Telemetry;
 use crate::crash;
 use gba::gba_cell::GbaCell;
-use stackshot_alloc::heap::Heap;
+use stackshot_alloc::heap::{Heap, LockedHeap, Stats};
 use stackshot_alloc::pool::IndexPool;
 
 pub const PLAYER_BULLETS: usize = 48;
@@ -61,6 +63,11 @@ pub struct Region(pub [u8; HEAP_BYTES]);
 /// Not `no_mangle`: the allocator fixture (examples/alloc_state.rs), which links this library, has its own.
 pub static mut AI_REGION: Region = Region([0; HEAP_BYTES]);
 
+/// The heap over `AI_REGION`, installed by `Memory::take`; a static, so that the scratch owners it hands out
+/// can free themselves wherever they are dropped. Not named `AI_HEAP`: the allocator fixture, which links this
+/// library, has a static of that name, which gdb (`heap AI_HEAP`, tools/harness/tests/gdb.rs) must find alone.
+static SCRATCH_HEAP: AiHeap = LockedHeap::new();
+
 static TAKEN: GbaCell<bool> = GbaCell::new(false);
 
 /// Exclusive access to every pool, the sprite table and the AI heap.
@@ -71,7 +78,7 @@ pub struct Memory {
     pub enemies: &'static mut Enemies,
     pub pickups: &'static mut Pickups,
     pub shadow: &'static mut Shadow,
-    pub heap: Heap<'static>,
+    pub heap: &'static AiHeap,
     /// Heap requests refused, after which an enemy took its simpler behaviour.
     pub fallbacks: u32,
 }
@@ -87,9 +94,11 @@ impl Memory {
         TAKEN.write(true);
         // SAFETY: the guard above makes this the only place these statics are borrowed, once, for the rest of
         // the program; nothing else names them (interrupt handlers included). The region is HEAP_BYTES long,
-        // 8-aligned, and from now on accessed only through the heap and the pointers it hands out.
+        // 8-aligned, and from now on accessed only through the heap and the blocks it hands out.
         unsafe {
             let region = &raw mut AI_REGION;
+            let heap = Heap::from_raw(region.cast(), HEAP_BYTES).expect("4 KB is a valid heap region");
+            assert!(SCRATCH_HEAP.init(heap).is_ok(), "the AI heap is installed once");
             Memory {
                 player_bullets: &mut *(&raw mut PLAYER_BULLET_POOL),
                 enemy_bullets: &mut *(&raw mut ENEMY_BULLET_POOL),
@@ -97,7 +106,7 @@ impl Memory {
                 enemies: &mut *(&raw mut ENEMY_POOL),
                 pickups: &mut *(&raw mut PICKUP_POOL),
                 shadow: &mut *(&raw mut SHADOW),
-                heap: Heap::from_raw(region.cast(), HEAP_BYTES).expect("4 KB is a valid heap region"),
+                heap: &SCRATCH_HEAP,
                 fallbacks: 0,
             }
         }
@@ -106,9 +115,8 @@ impl Memory {
     /// Puts every pool, the sprite slots and the heap on the crash screen (`src/crash.rs`). Call once, on the
     /// `Memory` that `run` keeps for good.
     pub fn watch(&self) {
-        // SAFETY: the pools and the sprite table are statics; the heap is a field of `self`, which `run` owns
-        // until the program ends and never moves after this call (it only lends it out). The crash screen
-        // only reads them.
+        // SAFETY: the pools, the sprite table and the heap (inside `SCRATCH_HEAP`) are statics. The crash screen
+        // only reads them, the heap without its lock.
         unsafe {
             crash::watch_pool("SHOTS", core::ptr::from_ref::<PlayerBullets>(self.player_bullets));
             crash::watch_pool("BULLETS", core::ptr::from_ref::<EnemyBullets>(self.enemy_bullets));
@@ -116,14 +124,14 @@ impl Memory {
             crash::watch_pool("ENEMIES", core::ptr::from_ref::<Enemies>(self.enemies));
             crash::watch_pool("ITEMS", core::ptr::from_ref::<Pickups>(self.pickups));
             crash::watch_pool("SPRITES", core::ptr::from_ref::<Shadow>(self.shadow));
-            crash::watch_heap(&self.heap);
+            self.heap.with(|heap| crash::watch_heap(heap)).expect("the AI heap is installed and free");
         }
     }
 
     /// Whether every pool is empty, every sprite slot is back and the heap is one free run again: what a
     /// game over must leave behind.
     pub fn is_empty(&self) -> bool {
-        let heap = self.heap.stats();
+        let heap = self.stats();
         self.player_bullets.is_empty()
             && self.enemy_bullets.is_empty()
             && self.particles.is_empty()
@@ -134,13 +142,10 @@ impl Memory {
             && heap.free_runs == 1
     }
 
-    /// Frees everything: enemies (and their scratch), bullets, particles, pick-ups, and the sprite slots.
+    /// Frees everything: enemies (each dropped enemy frees its scratch), bullets, particles, pick-ups, and the
+    /// sprite slots.
     pub fn clear(&mut self) {
-        let heap = &mut self.heap;
-        self.enemies.retain(|enemy| {
-            enemy.discard(heap);
-            false
-        });
+        self.enemies.retain(|_| false);
         self.player_bullets.retain(|_| false);
         self.enemy_bullets.retain(|_| false);
         self.particles.retain(|_| false);
@@ -158,7 +163,7 @@ impl Memory {
         // The sprite-slot stack keeps no peak of its own: sampled once a frame, after the table is built.
         let slots = self.shadow.slots_used();
         stats.sprite_slots.set(slots, slots);
-        let heap = self.heap.stats();
+        let heap = self.stats();
         stats.heap_used = heap.used_bytes;
         stats.heap_peak = heap.peak_used;
         stats.heap_fallbacks = self.fallbacks;
@@ -180,8 +185,13 @@ impl Memory {
                 panic!("pool {name}: invariant broken: {e:?}");
             }
         }
-        if let Err(e) = self.heap.check() {
+        if let Err(e) = self.heap.with(Heap::check).expect("the AI heap is installed and free") {
             panic!("AI heap: invariant broken: {e:?}");
         }
+    }
+
+    /// The AI heap's statistics.
+    fn stats(&self) -> Stats {
+        self.heap.with(Heap::stats).expect("the AI heap is installed and free")
     }
 }

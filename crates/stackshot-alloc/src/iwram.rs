@@ -55,3 +55,25 @@ pub fn heap_alloc(heap: &mut Heap, size: usize, align: usize) -> Result<NonNull<
 pub fn heap_free(heap: &mut Heap, ptr: NonNull<u8>) -> Result<(), HeapError> {
     heap.free(ptr)
 }
+
+/// Zeroes the `blocks` 8-byte blocks from `dst`, as ARM code in IWRAM: the heap owner's zeroed runs
+/// ([`LockedHeap::boxed_slice_zeroed`](crate::heap::LockedHeap::boxed_slice_zeroed)), two word stores a block.
+/// The stores are volatile so that the compiler keeps the loop here rather than calling `memset`, which on the
+/// GBA is Thumb code in ROM.
+///
+/// # Safety
+/// `dst` must be 8-aligned and valid for writing `blocks` blocks.
+#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.zero_blocks"))]
+#[inline(never)]
+pub unsafe fn zero_blocks(dst: *mut [u32; 2], blocks: usize) {
+    let mut i = 0;
+    while i < blocks {
+        // SAFETY: i < blocks, and the caller promises `dst..dst + blocks` is aligned and writable.
+        unsafe {
+            let block = dst.add(i).cast::<u32>();
+            block.write_volatile(0);
+            block.add(1).write_volatile(0);
+        }
+        i += 1;
+    }
+}

@@ -7,11 +7,15 @@ use harness::elf::{Elf, IWRAM};
 const HOT_PATHS: &[&str] = &[
     "fill_words",
     // The allocators' fast paths, as the game links them. The pools' frees happen in the sweeps
-    // (`IndexPool::sweep`, inlined into the game's hot paths below), so the game links no `pool_free`.
+    // (`IndexPool::sweep`, inlined into the game's hot paths below), so the game links no `pool_free`. The
+    // game reaches the heap only through its `LockedHeap` (the scratch owners), so `heap_alloc` and
+    // `heap_free` are here only if the adapter calls the ARM code rather than inlining the heap as Thumb.
     "pool_alloc",
     "pool_get_mut",
     "heap_alloc",
     "heap_free",
+    // The zeroing of each scratch the owners hand out (`boxed_slice_zeroed`).
+    "zero_blocks",
     // The game's: moving bullets and particles, collisions, building the shadow sprite table.
     "move_bullets",
     "move_particles",

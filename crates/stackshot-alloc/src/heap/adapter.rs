@@ -6,8 +6,12 @@
 //! masks interrupts for the length of each call; on the host a spin lock or a parking mutex. The heap inside
 //! is reached mutably only by this module's own allocate, resize and free paths; users see it read-only
 //! through [`LockedHeap::with`], so safe code cannot free a block that a `Box` still owns.
+//!
+//! With the `iwram` feature, allocate and free take the lock around a call of the heap's ARM code in IWRAM
+//! ([`iwram::heap_alloc`](crate::iwram::heap_alloc), [`heap_free`](crate::iwram::heap_free)), so a caller
+//! in Thumb code in ROM gets the fast path; without it they are inlined.
 
-use super::Heap;
+use super::{Heap, HeapError};
 #[cfg(feature = "allocator-api")]
 use core::alloc::{AllocError, Allocator};
 use core::alloc::{GlobalAlloc, Layout};
@@ -125,14 +129,20 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         f(unsafe { &mut *self.heap.get() })
     }
 
-    pub(super) fn alloc_block(&self, layout: Layout) -> Option<NonNull<u8>> {
-        self.locked(|slot| slot.as_mut().and_then(|h| h.alloc(layout.size(), layout.align()).ok()))
+    pub(super) fn alloc_block(&self, layout: Layout) -> Result<NonNull<u8>, HeapError> {
+        self.locked(|slot| match slot {
+            Some(h) => alloc_in(h, layout.size(), layout.align()),
+            None => Err(HeapError::NotInitialised),
+        })
     }
 
-    pub(super) fn free_block(&self, ptr: NonNull<u8>) {
-        // A refused free (a caller bug) leaves the heap intact and is counted in `Stats::bad_frees`.
-        let freed = self.locked(|slot| slot.as_mut().map(|h| h.free(ptr)));
-        debug_assert!(freed.is_some(), "stackshot-alloc: free into a LockedHeap that has no heap");
+    /// A refused free (a caller bug, or a damaged heap) leaves the heap intact and is counted in
+    /// `Stats::bad_frees`.
+    pub(super) fn free_block(&self, ptr: NonNull<u8>) -> Result<(), HeapError> {
+        self.locked(|slot| match slot {
+            Some(h) => free_in(h, ptr),
+            None => Err(HeapError::NotInitialised),
+        })
     }
 
     /// Starts the peak over from the bytes in use now (see [`Heap::reset_peak`]).
@@ -151,13 +161,33 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// # Safety
     /// `ptr` is a live block of this heap of at least `min(old, new.size())` readable bytes.
     unsafe fn relocate(&self, ptr: NonNull<u8>, old: usize, new: Layout) -> Option<NonNull<u8>> {
-        let to = self.alloc_block(new)?;
+        let to = self.alloc_block(new).ok()?;
         // SAFETY: both blocks are live and distinct (the old one is not freed yet) and hold at least the
         // bytes copied.
         unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), to.as_ptr(), old.min(new.size())) };
-        self.free_block(ptr);
+        // A refusal is counted in `Stats::bad_frees`; the caller promised a live block.
+        let _ = self.free_block(ptr);
         Some(to)
     }
+}
+
+/// [`Heap::alloc`] as the adapters run it: with the `iwram` feature a call of the ARM code in IWRAM, otherwise
+/// inlined into the caller.
+#[inline(always)]
+pub(super) fn alloc_in(heap: &mut Heap, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
+    #[cfg(feature = "iwram")]
+    return crate::iwram::heap_alloc(heap, size, align);
+    #[cfg(not(feature = "iwram"))]
+    heap.alloc(size, align)
+}
+
+/// [`Heap::free`] as the adapters run it, like [`alloc_in`].
+#[inline(always)]
+pub(super) fn free_in(heap: &mut Heap, ptr: NonNull<u8>) -> Result<(), HeapError> {
+    #[cfg(feature = "iwram")]
+    return crate::iwram::heap_free(heap, ptr);
+    #[cfg(not(feature = "iwram"))]
+    heap.free(ptr)
 }
 
 /// The length handed out for a request of `size` bytes: whole blocks, all usable.
@@ -184,13 +214,14 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
             // Zero-size blocks need no memory: an aligned dangling pointer, as `Layout` allows.
             return Ok(dangling(layout));
         }
-        let p = self.alloc_block(layout).ok_or(AllocError)?;
+        let p = self.alloc_block(layout).map_err(|_| AllocError)?;
         Ok(NonNull::slice_from_raw_parts(p, block_len(layout.size())))
     }
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         if layout.size() != 0 {
-            self.free_block(ptr);
+            // A refusal is counted in `Stats::bad_frees`.
+            let _ = self.free_block(ptr);
         }
     }
 
@@ -237,7 +268,8 @@ unsafe impl<L: RawMutex> GlobalAlloc for LockedHeap<'_, L> {
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
         if let Some(p) = NonNull::new(ptr) {
-            self.free_block(p);
+            // A refusal is counted in `Stats::bad_frees`.
+            let _ = self.free_block(p);
         }
     }
 

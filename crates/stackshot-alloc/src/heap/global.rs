@@ -9,6 +9,7 @@
 //! The heap is set up by the first allocation, so code that allocates before `main` (std on the host, a
 //! runtime's start-up) finds it working.
 
+use super::adapter::{alloc_in, free_in};
 use super::{Heap, LockedHeap, Stats};
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
@@ -79,13 +80,15 @@ impl<L: RawMutex, const N: usize> GlobalHeap<L, N> {
 // are handed out and taken back as by LockedHeap's GlobalAlloc.
 unsafe impl<L: RawMutex, const N: usize> GlobalAlloc for GlobalHeap<L, N> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        self.placed(|h| h.alloc(layout.size(), layout.align()).ok()).flatten().map_or(ptr::null_mut(), |p| p.as_ptr())
+        self.placed(|h| alloc_in(h, layout.size(), layout.align()).ok())
+            .flatten()
+            .map_or(ptr::null_mut(), |p| p.as_ptr())
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
         if let Some(p) = NonNull::new(ptr) {
             // A refused free (a caller bug) leaves the heap intact and is counted in `Stats::bad_frees`.
-            self.placed(|h| h.free(p));
+            self.placed(|h| free_in(h, p));
         }
     }
 

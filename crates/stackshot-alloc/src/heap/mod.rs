@@ -165,6 +165,8 @@ pub enum HeapError {
     NotRunStart,
     /// Free of a block that is free already: a double free (or a pointer never handed out).
     DoubleFree,
+    /// A [`LockedHeap`] asked before [`LockedHeap::init`] installed its heap.
+    NotInitialised,
 }
 
 /// A tree-heap over a borrowed region. See the [module docs](self) for layout and invariants.

@@ -985,6 +985,91 @@ fn heap_box_owns_its_block() {
     assert_eq!(locked.with(|h| (h.stats().free_bytes as usize, h.check())), Ok((cap, Ok(()))));
 }
 
+// Issue 15: the owner of a run of values. `boxed_slice` fills it, dropping it frees the block, an empty or
+// zero-size run takes none, and a refusal says why (no heap yet, full, or larger than any heap).
+#[test]
+fn heap_box_slices_own_their_block() {
+    let mut w = region(256);
+    let locked = Locked::new();
+    assert_eq!(locked.boxed_slice(4, 0u16).err(), Some(HeapError::NotInitialised));
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let used = || locked.with(|h| h.stats().used_bytes).unwrap();
+    let mut path = locked.boxed_slice(6, -1i16).unwrap();
+    assert_eq!(&path[..], &[-1; 6]);
+    path[5] = 7;
+    let keys = locked.boxed_slice(3, 0x5A5A_5A5A_5A5A_5A5Au64).unwrap();
+    assert_eq!(used(), 16 + 24, "6 i16s in two blocks, 3 u64s in three");
+    assert_eq!((path.len(), path[5], keys[2]), (6, 7, 0x5A5A_5A5A_5A5A_5A5A));
+    assert!((keys.as_ptr() as usize).is_multiple_of(align_of::<u64>()));
+    drop(path);
+    assert_eq!(used(), 24, "dropping the run freed its block");
+    let none = locked.boxed_slice(0, 1u32).unwrap();
+    let units = locked.boxed_slice(1000, ()).unwrap();
+    assert_eq!((none.len(), units.len(), used()), (0, 1000, 24), "no block for nothing");
+    drop((none, units));
+    let cap = locked.with(|h| h.capacity()).unwrap();
+    assert_eq!(locked.boxed_slice(cap, 0u8).err(), Some(HeapError::OutOfMemory));
+    assert_eq!(locked.boxed_slice(cap + 8, 0u8).err(), Some(HeapError::TooLarge));
+    assert_eq!(locked.boxed_slice(usize::MAX / 2, 0u16).err(), Some(HeapError::TooLarge), "size overflows");
+    assert_eq!(locked.with(|h| h.stats().failed_requests), Ok(2), "the heap refused two of the three");
+    assert_eq!(std::format!("{:?}", locked.boxed_slice(2, 3u8).unwrap()), "[3, 3]");
+    assert_eq!(HeapBox::free(keys), Ok(()));
+    assert_eq!(locked.with(|h| (h.stats().free_bytes as usize, h.check())), Ok((cap, Ok(()))));
+}
+
+// Issue 15: an uninitialised run, filled by hand and then owned as `T`s: one block, freed once, by the last
+// owner (the uninitialised one hands it over whole).
+#[test]
+fn an_uninitialised_run_is_filled_then_owned() {
+    let mut w = region(256);
+    let locked = Locked::new();
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let used = || locked.with(|h| h.stats().used_bytes).unwrap();
+    let mut room = locked.boxed_uninit_slice::<i16>(5).unwrap();
+    assert_eq!((room.len(), used()), (5, 16));
+    for (i, v) in room.iter_mut().enumerate() {
+        v.write(i as i16 * 3);
+    }
+    // SAFETY: all five written above.
+    let values = unsafe { room.assume_init() };
+    assert_eq!((&values[..], used()), (&[0, 3, 6, 9, 12][..], 16), "the same block, not a copy");
+    drop(values);
+    assert_eq!(locked.with(|h| (h.stats().used_bytes, h.stats().bad_frees, h.check())), Ok((0, 0, Ok(()))));
+    assert_eq!(locked.boxed_uninit_slice::<u64>(usize::MAX / 4).err(), Some(HeapError::TooLarge));
+    // SAFETY: no elements.
+    assert_eq!(unsafe { locked.boxed_uninit_slice::<u8>(0).unwrap().assume_init() }.len(), 0);
+
+    // Zeroed runs over memory left dirty: 7 i16s (an odd count: the last word is half theirs) and 3 bytes.
+    let dirty = locked.boxed_slice(12, -1i16).unwrap();
+    drop(dirty);
+    let zeros = locked.boxed_slice_zeroed::<i16>(7).unwrap();
+    let bytes = locked.boxed_slice_zeroed::<u8>(3).unwrap();
+    assert_eq!((&zeros[..], &bytes[..]), (&[0i16; 7][..], &[0u8; 3][..]));
+    assert_eq!(used(), 16 + 8);
+    assert_eq!(locked.boxed_slice_zeroed::<()>(5).unwrap().len(), 5);
+    assert_eq!(locked.boxed_slice_zeroed::<u32>(1000).err(), Some(HeapError::TooLarge));
+}
+
+// Issue 15: an owner's free that the heap refuses is never silent. Here the block is freed behind the owner's
+// back (what a stray write into the heap's map amounts to): `HeapBox::free` returns the refusal, and a drop
+// leaves it in the heap's count of bad frees.
+#[test]
+fn a_refused_free_of_an_owner_is_counted() {
+    let mut w = region(256);
+    let locked = Locked::new();
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let behind_the_back = |p: NonNull<u8>| locked.locked(|slot| slot.as_mut().unwrap().free(p));
+    let a = locked.boxed_slice(4, 1u16).unwrap();
+    let b = locked.boxed_slice(4, 2u16).unwrap();
+    assert_eq!(behind_the_back(NonNull::from(&a[..]).cast()), Ok(()));
+    assert_eq!(HeapBox::free(a), Err(HeapError::DoubleFree));
+    assert_eq!(behind_the_back(NonNull::from(&b[..]).cast()), Ok(()));
+    drop(b);
+    let stats = locked.with(|h| h.stats()).unwrap();
+    assert_eq!((stats.bad_frees, stats.used_bytes, stats.free_runs), (2, 0, 1));
+    assert_eq!(locked.with(|h| h.check()), Ok(Ok(())));
+}
+
 // Issue 15: `GlobalHeap` sets itself up on first use; the peak can be started over; `Heap` prints.
 #[test]
 fn global_heap_starts_on_first_use_and_peak_resets() {
