@@ -181,6 +181,18 @@ pub(super) fn alloc_in(heap: &mut Heap, size: usize, align: usize) -> Result<Non
     heap.alloc(size, align)
 }
 
+/// Zeroes the `bytes` bytes of a block the heap handed out at `p`, in whole blocks (with the `iwram` feature
+/// by ARM code in IWRAM: `memset` would be Thumb code in ROM on the GBA).
+///
+/// # Safety
+/// `p` is a live block of this heap of at least `bytes` bytes.
+#[inline(always)]
+pub(super) unsafe fn zero_block(p: NonNull<u8>, bytes: usize) {
+    // SAFETY: the heap hands out whole 8-byte blocks from an 8-aligned base (its layout, heap/mod.rs), so the
+    // block starts 8-aligned and its `ceil(bytes / 8)` blocks are all its own.
+    unsafe { crate::iwram::zero_blocks(p.as_ptr().cast(), bytes.div_ceil(8)) }
+}
+
 /// [`Heap::free`] as the adapters run it, like [`alloc_in`].
 #[inline(always)]
 pub(super) fn free_in(heap: &mut Heap, ptr: NonNull<u8>) -> Result<(), HeapError> {
@@ -216,6 +228,13 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
         }
         let p = self.alloc_block(layout).map_err(|_| AllocError)?;
         Ok(NonNull::slice_from_raw_parts(p, block_len(layout.size())))
+    }
+
+    fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        let block = self.allocate(layout)?;
+        // SAFETY: a fresh block of `block.len()` bytes (none for a zero size).
+        unsafe { zero_block(block.cast(), block.len()) };
+        Ok(block)
     }
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
@@ -264,6 +283,13 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
 unsafe impl<L: RawMutex> GlobalAlloc for LockedHeap<'_, L> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         self.alloc_block(layout).map_or(ptr::null_mut(), NonNull::as_ptr)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let Ok(p) = self.alloc_block(layout) else { return ptr::null_mut() };
+        // SAFETY: a fresh block of at least `layout.size()` bytes.
+        unsafe { zero_block(p, layout.size()) };
+        p.as_ptr()
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {

@@ -87,9 +87,8 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         let room = self.boxed_uninit_slice::<T>(len)?;
         let bytes = size_of::<T>() * len;
         if bytes != 0 {
-            // SAFETY: the heap hands out whole 8-byte blocks from an 8-aligned base (its layout, heap/mod.rs), so
-            // the run starts 8-aligned and its `ceil(bytes / 8)` blocks are all its own.
-            unsafe { crate::iwram::zero_blocks(room.ptr.cast().as_ptr(), bytes.div_ceil(8)) };
+            // SAFETY: a fresh block of `bytes` bytes (a run of no bytes took none).
+            unsafe { super::adapter::zero_block(room.ptr.cast(), bytes) };
         }
         // SAFETY: every byte of the values is zero, a value of a `Zeroable` T.
         Ok(unsafe { room.assume_init() })

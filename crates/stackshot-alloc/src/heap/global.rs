@@ -9,7 +9,7 @@
 //! The heap is set up by the first allocation, so code that allocates before `main` (std on the host, a
 //! runtime's start-up) finds it working.
 
-use super::adapter::{alloc_in, free_in};
+use super::adapter::{alloc_in, free_in, zero_block};
 use super::{Heap, LockedHeap, Stats};
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
@@ -83,6 +83,15 @@ unsafe impl<L: RawMutex, const N: usize> GlobalAlloc for GlobalHeap<L, N> {
         self.placed(|h| alloc_in(h, layout.size(), layout.align()).ok())
             .flatten()
             .map_or(ptr::null_mut(), |p| p.as_ptr())
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let Some(p) = self.placed(|h| alloc_in(h, layout.size(), layout.align()).ok()).flatten() else {
+            return ptr::null_mut();
+        };
+        // SAFETY: a fresh block of at least `layout.size()` bytes.
+        unsafe { zero_block(p, layout.size()) };
+        p.as_ptr()
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {

@@ -1258,3 +1258,43 @@ fn a_view_of_a_broken_tree_ends_its_walks() {
     assert_eq!(view.bin(2).count() as u32, h.end - h.first);
     assert_eq!(view.check().map_err(|e| e.kind), Err(InvariantKind::BinLink));
 }
+
+// Zeroed requests come back zero over memory left dirty, through every adapter way in: `GlobalAlloc` of
+// `LockedHeap` and of `GlobalHeap`, and `Allocator::allocate_zeroed` (whole blocks: all its `len` bytes).
+#[test]
+fn zeroed_requests_come_back_zero_over_dirty_memory() {
+    fn dirty_then_zeroed(heap: &impl GlobalAlloc) {
+        let layout = Layout::from_size_align(37, 4).unwrap();
+        // SAFETY: a non-zero layout; each block is freed once with its layout, and read only within it.
+        unsafe {
+            let p = heap.alloc(layout);
+            p.write_bytes(0xA5, 37);
+            heap.dealloc(p, layout);
+            let z = heap.alloc_zeroed(layout);
+            assert_eq!(z, p, "the dirty block again");
+            assert!(core::slice::from_raw_parts(z, 37).iter().all(|&b| b == 0));
+            heap.dealloc(z, layout);
+        }
+    }
+    let mut w = region(512);
+    let locked = Locked::new();
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    dirty_then_zeroed(&locked);
+    static G: GlobalHeap<Spin, 512> = GlobalHeap::new();
+    dirty_then_zeroed(&G);
+    #[cfg(feature = "allocator-api")]
+    {
+        use core::alloc::Allocator;
+        let layout = Layout::from_size_align(20, 8).unwrap();
+        let dirty = Box::new_in([0xFFu8; 24], &locked);
+        drop(dirty);
+        let z = locked.allocate_zeroed(layout).unwrap();
+        // SAFETY: the block is `z.len()` bytes, handed out just above; freed once below.
+        unsafe {
+            assert_eq!(z.len(), 24);
+            assert!(z.as_ref().iter().all(|&b| b == 0));
+            locked.deallocate(z.cast(), layout);
+        }
+    }
+    assert_eq!(locked.with(|h| (h.stats().used_bytes, h.check())), Ok((0, Ok(()))));
+}
