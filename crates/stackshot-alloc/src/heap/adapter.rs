@@ -232,8 +232,10 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
         let block = self.allocate(layout)?;
-        // SAFETY: a fresh block of `block.len()` bytes (none for a zero size).
-        unsafe { zero_block(block.cast(), block.len()) };
+        if !block.is_empty() {
+            // SAFETY: a fresh block of `block.len()` bytes.
+            unsafe { zero_block(block.cast(), block.len()) };
+        }
         Ok(block)
     }
 

@@ -152,8 +152,8 @@ impl<'a> HeapView<'a> {
             counters.free_runs += 1;
             // A bin's head is the one entry with no `prev`.
             let s = run.blocks as usize;
-            let head = view.heap.bin_prev(run.start) == NIL && counters.bins[s % BINS] == 0;
-            if run.start != top && s <= BINNED as usize && head {
+            if run.start != top && s <= BINNED as usize && counters.bins[s] == 0 && view.heap.bin_prev(run.start) == NIL
+            {
                 counters.bins[s] = run.start as u16;
             }
         }
