@@ -163,7 +163,8 @@ impl Heap<'_> {
         Ok(())
     }
 
-    fn managed(&self, b: u32) -> bool {
+    /// Whether `b` is a managed block.
+    pub(super) fn managed(&self, b: u32) -> bool {
         self.first <= b && b < self.end
     }
 

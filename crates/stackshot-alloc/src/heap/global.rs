@@ -86,12 +86,13 @@ unsafe impl<L: RawMutex, const N: usize> GlobalAlloc for GlobalHeap<L, N> {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let Some(p) = self.placed(|h| alloc_in(h, layout.size(), layout.align()).ok()).flatten() else {
-            return ptr::null_mut();
-        };
-        // SAFETY: a fresh block of at least `layout.size()` bytes.
-        unsafe { zero_block(p, layout.size()) };
-        p.as_ptr()
+        // SAFETY: forwarded from the caller.
+        let p = unsafe { self.alloc(layout) };
+        if let Some(block) = NonNull::new(p) {
+            // SAFETY: a fresh block of at least `layout.size()` bytes.
+            unsafe { zero_block(block, layout.size()) };
+        }
+        p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {

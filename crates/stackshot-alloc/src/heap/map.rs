@@ -45,22 +45,29 @@ impl Heap<'_> {
     /// The map code of managed block `b` (`first <= b < end`).
     #[inline(always)]
     pub(super) fn map_get(&self, b: u32) -> u8 {
-        let i = (b - self.first) as usize;
-        // SAFETY: b is a managed block, so byte i/4 of the map is below 8·first, inside the region.
-        let byte = unsafe { *self.base.add(MAP + (i >> 2)) };
-        (byte >> ((i & 3) << 1)) & 3
+        let (byte, shift) = self.map_position(b);
+        // SAFETY: b is a managed block, so its map byte (`map_position`) is below 8·first, inside the region.
+        let byte = unsafe { *self.base.add(byte) };
+        (byte >> shift) & 3
     }
 
     /// Sets the map code of managed block `b` (`first <= b < end`).
     #[inline(always)]
     pub(super) fn map_set(&mut self, b: u32, code: u8) {
-        let i = (b - self.first) as usize;
-        let shift = (i & 3) << 1;
+        let (byte, shift) = self.map_position(b);
         // SAFETY: as in `map_get`; the heap owns the region, nothing else reads or writes the map.
         unsafe {
-            let p = self.base.add(MAP + (i >> 2));
+            let p = self.base.add(byte);
             *p = (*p & !(3 << shift)) | (code << shift);
         }
+    }
+
+    /// The byte offset from block 0 of the map byte holding managed block `b`'s code (`i = b - first`: byte
+    /// `MAP + i / 4`), and the code's shift in it (`2 · (i % 4)`).
+    #[inline(always)]
+    pub(super) fn map_position(&self, b: u32) -> (usize, u32) {
+        let i = (b - self.first) as usize;
+        (MAP + (i >> 2), ((i & 3) << 1) as u32)
     }
 
     /// The map word holding managed block `b`'s code, and the shift of that code in it.

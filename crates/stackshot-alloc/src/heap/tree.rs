@@ -10,12 +10,12 @@ use super::{HDR_ROOT, Heap};
 pub(super) const NIL: u32 = 0;
 
 /// Sides of a node: its children are at byte offset `2·side`.
-const SMALLER_SIDE: usize = 0;
-const LARGER_SIDE: usize = 1;
+pub(super) const SMALLER_SIDE: usize = 0;
+pub(super) const LARGER_SIDE: usize = 1;
 /// Node field offsets within the block.
-const PARENT: usize = 4;
+pub(super) const PARENT: usize = 4;
 /// Also the offset of the size copy in a run's last block.
-const SIZE: usize = 6;
+pub(super) const SIZE: usize = 6;
 
 impl Heap<'_> {
     #[inline(always)]

@@ -5,7 +5,7 @@
 use super::bins::{BINNED, BINS};
 use super::check::{Invariant, MAX_DEPTH};
 use super::map::{LAST, RED, USED_BIT};
-use super::tree::NIL;
+use super::tree::{LARGER_SIDE, NIL, PARENT, SIZE, SMALLER_SIDE};
 use super::{HDR_COUNT, Heap, HeapError, header_blocks};
 use core::marker::PhantomData;
 
@@ -132,10 +132,7 @@ impl<'a> HeapView<'a> {
             bad_frees: 0,
             _region: PhantomData,
         };
-        heap.top = match heap.top_run() {
-            Some(run) => run.start,
-            None => total,
-        };
+        heap.top = heap.top_run().map_or(total, |run| run.start);
         Ok(HeapView { heap, _copy: PhantomData })
     }
 
@@ -207,18 +204,17 @@ impl<'a> HeapView<'a> {
     /// If `b` is not managed.
     pub fn map_position(&self, b: u32) -> (usize, u32) {
         assert!(self.managed(b), "block {b} is not managed");
-        let i = (b - self.heap.first) as usize;
-        (super::MAP + i / 4, 2 * (i % 4) as u32)
+        self.heap.map_position(b)
     }
 
     /// Byte offset from block 0 of `field` of block `b`'s node.
     pub fn field_offset(b: u32, field: NodeField) -> usize {
         8 * b as usize
             + match field {
-                NodeField::Smaller => 0,
-                NodeField::Larger => 2,
-                NodeField::Parent => 4,
-                NodeField::Size => 6,
+                NodeField::Smaller => 2 * SMALLER_SIDE,
+                NodeField::Larger => 2 * LARGER_SIDE,
+                NodeField::Parent => PARENT,
+                NodeField::Size => SIZE,
             }
     }
 
@@ -296,7 +292,7 @@ impl<'a> HeapView<'a> {
     }
 
     fn managed(&self, b: u32) -> bool {
-        self.heap.first <= b && b < self.heap.end
+        self.heap.managed(b)
     }
 }
 
