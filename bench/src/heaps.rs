@@ -493,12 +493,13 @@ pub fn worst_case(region: &mut Region) {
     );
     // The most runs the tree can hold in 4 KB: each of at least BINNED + 1 blocks, with a used block after it.
     let most = (REGION_BYTES as u32 / 8 - 16) / (BINNED + 3);
+    let mut separators = [None; 32];
     for runs in [1, 2, 4, 6, 8, 10, 12, most] {
         // The insertion order (of three) that leaves the tallest tree.
         let mut order = 0;
         let mut height = 0;
         for o in 0..3 {
-            let h = worst_state(region, runs, o).0.0.tree_height();
+            let h = worst_state(region, runs, o, &mut separators).0.tree_height();
             if h > height {
                 (order, height) = (o, h);
             }
@@ -509,7 +510,7 @@ pub fn worst_case(region: &mut Region) {
         // for the tree, goes to a bin), and each run's exact size (removed from the tree) and one block less.
         for j in 0..runs {
             for want in [1, run_blocks(j), run_blocks(j) - 1] {
-                let (mut heap, _) = worst_state(region, runs, order);
+                let mut heap = worst_state(region, runs, order, &mut separators);
                 let layout = Layout::from_size_align(want as usize * 8, 8).expect("a valid layout");
                 let (ptr, cycles) = timer.time(&mut AllocOp(&mut heap, layout));
                 assert!(ptr.is_some(), "the tree has a run of {want} blocks");
@@ -519,7 +520,7 @@ pub fn worst_case(region: &mut Region) {
         // Every free next to a tree run: each separator, between two runs (both merge), and each run's
         // neighbour behind it.
         for j in 0..runs {
-            let (mut heap, separators) = worst_state(region, runs, order);
+            let mut heap = worst_state(region, runs, order, &mut separators);
             let p = separators[j as usize].expect("a separator after every run");
             let (ok, cycles) = timer.time(&mut FreeOp(&mut heap, p, byte_layout(8)));
             assert!(ok, "the heap refused a separator's free");
@@ -567,11 +568,12 @@ fn libm_log2(x: f32) -> f32 {
 
 /// Our heap over `region` with `runs` free runs in its tree (run `j` of `run_blocks(j)` blocks, each followed by
 /// a used one-block separator, the rest of the heap used), freed in `order`: 0 increasing, 1 decreasing, 2 from
-/// both ends alternately. Returns the heap and the separators.
-fn worst_state(region: &mut Region, runs: u32, order: u32) -> (TreeHeap, [Option<NonNull<u8>>; 32]) {
+/// both ends alternately. Returns the heap, and the separators in `separators`. Not inlined, and the separators
+/// not returned by value, so that the ARM build's stack holds one copy of each.
+#[inline(never)]
+fn worst_state(region: &mut Region, runs: u32, order: u32, separators: &mut [Option<NonNull<u8>>; 32]) -> TreeHeap {
     let mut heap = TreeHeap::new(lend(region));
     let mut held = [None; 32];
-    let mut separators = [None; 32];
     for j in 0..runs as usize {
         held[j] = heap.alloc(byte_layout(run_blocks(j as u32) as usize * 8));
         separators[j] = heap.alloc(byte_layout(8));
@@ -585,7 +587,7 @@ fn worst_state(region: &mut Region, runs: u32, order: u32) -> (TreeHeap, [Option
             _ => runs as usize - 1 - k / 2,
         };
         let p = held[j].expect("the heap holds this many runs");
-        assert!(heap.free(p, byte_layout(8)), "the heap refused a run's free");
+        assert!(heap.free(p, byte_layout(run_blocks(j as u32) as usize * 8)), "the heap refused a run's free");
     }
-    (heap, separators)
+    heap
 }

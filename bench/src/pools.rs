@@ -156,7 +156,7 @@ pub struct Reference {
 
 /// Fills the pool, empties it in a shuffled order, then runs random allocate/free; every operation timed.
 fn measure<S: Subject>(pool: &mut S, timer: OpTimer, work: &mut Work) {
-    let (allocs, frees, keys) = work.for_pool::<S::Key>();
+    let (allocs, frees, keys, order) = work.for_pool::<S::Key>();
     allocs.clear();
     frees.clear();
     let free = |pool: &mut S, key: S::Key, frees: &mut Samples<SAMPLES>| {
@@ -170,11 +170,10 @@ fn measure<S: Subject>(pool: &mut S, timer: OpTimer, work: &mut Work) {
         allocs.push(cycles);
     }
     let mut rng = Rng::new(0x9001);
-    let mut order: [u16; SLOTS] = core::array::from_fn(|i| i as u16);
     for i in (1..SLOTS).rev() {
         order.swap(i, rng.below(i as u32 + 1) as usize);
     }
-    for &i in &order {
+    for &i in order.iter() {
         free(pool, keys[usize::from(i)].take().expect("live"), frees);
     }
     for _ in 0..MIXED_OPS {

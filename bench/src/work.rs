@@ -20,7 +20,8 @@ pub struct Work {
     pub frees: Samples<SAMPLES>,
     /// A heap trace's live blocks, by id.
     pub live: [Option<(NonNull<u8>, Layout)>; MAX_LIVE],
-    /// Each allocation's offset in the region, or `FAILED`, by operation of a heap trace.
+    /// Each allocation's offset in the region, or `FAILED`, by operation of a heap trace; for a pool's run, the
+    /// order it frees its keys in (here rather than on the stack, which the ARM build cannot spare).
     pub places: [u16; MAX_OPS],
     /// The keys a pool has handed out.
     keys: Keys,
@@ -44,8 +45,11 @@ impl Work {
         }
     }
 
-    /// The samples and `SLOTS` empty keys of type `K`, for a pool's run.
-    pub fn for_pool<K: Copy>(&mut self) -> (&mut Samples<SAMPLES>, &mut Samples<SAMPLES>, &mut [Option<K>]) {
+    /// The samples, `SLOTS` empty keys of type `K` and the indices `0..SLOTS` in order, for a pool's run.
+    #[allow(clippy::type_complexity, reason = "four borrows of the bookkeeping, named where they are used")]
+    pub fn for_pool<K: Copy>(
+        &mut self,
+    ) -> (&mut Samples<SAMPLES>, &mut Samples<SAMPLES>, &mut [Option<K>], &mut [u16]) {
         assert!(
             size_of::<Option<K>>() * SLOTS <= size_of::<Keys>() && align_of::<Option<K>>() <= align_of::<Keys>(),
             "a key type too large for the key space"
@@ -57,6 +61,10 @@ impl Work {
         }
         // SAFETY: the SLOTS keys were all written just above; the slice borrows the key space exclusively.
         let keys = unsafe { core::slice::from_raw_parts_mut(first, SLOTS) };
-        (&mut self.allocs, &mut self.frees, keys)
+        let order = &mut self.places[..SLOTS];
+        for (i, o) in order.iter_mut().enumerate() {
+            *o = i as u16;
+        }
+        (&mut self.allocs, &mut self.frees, keys, order)
     }
 }
