@@ -22,7 +22,7 @@ HDR_COUNT = 0  # u16: managed blocks
 HDR_ROOT = 2  # u16: block of the tree's root, 0 = empty
 MAP = 4  # the map's first byte: 2 bits a managed block, 4 blocks a byte, low bits first
 NODE_SMALLER, NODE_LARGER, NODE_PARENT, NODE_SIZE = 0, 2, 4, 6  # u16 fields of a free run's first block
-FREE, USED, RED, LAST = 0b00, 0b01, 0b10, 0b11  # map codes (heap/map.rs)
+FREE, USED, RED, LAST = 0b00, 0b11, 0b10, 0b01  # map codes (heap/map.rs)
 USED_BIT = 0b01
 NIL = 0
 MAX_DEPTH = 32  # heap/check.rs: no valid tree is deeper
@@ -284,7 +284,7 @@ class HeapImage:
 
     def runs(self):
         """(kind, start, blocks) in block order, read from the map as the allocator reads it: a used run ends at
-        `11`, a free run's length is its node's size (clamped to the heap when the size is broken)."""
+        `01`, a free run's length is its node's size (clamped to the heap when the size is broken)."""
         out, b = [], self.first
         while b < self.end:
             start = b

@@ -67,7 +67,7 @@ fn overlay_shows_every_block_and_the_pool_and_select_toggles_it() {
     for b in heap.first()..heap.end() {
         let free = heap.code(b) & 1 == 0;
         let (class, name) = match (free, prev_free) {
-            (false, _) if heap.code(b) == 0b11 => (USED_END, "used run end"),
+            (false, _) if heap.code(b) == 0b01 => (USED_END, "used run end"),
             (false, _) => (USED, "used"),
             (true, false) => (FREE_START, "free run start"),
             (true, true) => (FREE, "free"),

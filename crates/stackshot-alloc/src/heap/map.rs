@@ -6,16 +6,16 @@ use super::{Heap, MAP};
 
 /// A free block: inside a free run, or the first block of a free run whose tree node is black.
 pub(super) const FREE: u8 = 0b00;
-/// A used block that is not the last of its run.
-pub(super) const USED: u8 = 0b01;
+/// A used block that is not the last of its run: both bits set, so that marking a run is an OR of its mask.
+pub(super) const USED: u8 = 0b11;
 /// The first block of a free run whose tree node is red (the map's spare code holds the colour).
 pub(super) const RED: u8 = 0b10;
-/// The last block of a used run.
-pub(super) const LAST: u8 = 0b11;
+/// The last block of a used run: `USED` with its high bit clear.
+pub(super) const LAST: u8 = 0b01;
 /// The bit that is set in both used codes.
 pub(super) const USED_BIT: u8 = 0b01;
 
-/// The low bit of every code in a map word: `USED` in all 16 blocks.
+/// The low bit of every code in a map word: `LAST` in all 16 blocks.
 const EVEN: u32 = 0x5555_5555;
 
 /// What the map says of one managed block, for overlays and debuggers (the red-black colour stays private).
@@ -110,10 +110,10 @@ impl Heap<'_> {
         if end > 32 {
             return self.mark_used_words(b, n);
         }
-        // The run's codes all lie in b's word: its bits, `USED` in each, the last one's high bit set too.
+        // The run's codes all lie in b's word: its bits, all set (`USED`), but the last code's high bit (`LAST`).
         let m = (!0u32 >> (32 - 2 * n)) << shift;
         // SAFETY: p is b's map word (see `map_word`); nothing else accesses the map.
-        unsafe { *p = (*p & !m) | (EVEN & m) | (2 << (end - 2)) };
+        unsafe { *p = (*p | m) & !(2 << (end - 2)) };
     }
 
     /// `mark_used` for a run whose codes span map words: word by word.
@@ -128,12 +128,12 @@ impl Heap<'_> {
         // else accesses the map.
         unsafe {
             while p != last {
-                *p = (*p & !from) | (EVEN & from);
+                *p |= from;
                 p = p.add(1);
                 from = !0;
             }
             let m = from & (!0u32 >> (30 - last_shift));
-            *p = (*p & !m) | (EVEN & m) | (2 << last_shift);
+            *p = (*p | m) & !(2 << last_shift);
         }
     }
 
@@ -158,8 +158,8 @@ impl Heap<'_> {
         // (see `map_word`). The word after the last one is read only when block e + 1 is managed.
         unsafe {
             let mut v = *p;
-            // The low bit of each `LAST` code (both bits set) at or after b.
-            let mut ends = v & (v >> 1) & EVEN & from;
+            // The low bit of each `LAST` code (low bit set, high bit clear) at or after b.
+            let mut ends = v & !(v >> 1) & EVEN & from;
             // Whole words passed over.
             let mut words = 0;
             while ends == 0 {
@@ -168,7 +168,7 @@ impl Heap<'_> {
                 words += 1;
                 v = *p;
                 from = !0;
-                ends = v & (v >> 1) & EVEN;
+                ends = v & !(v >> 1) & EVEN;
             }
             let low = ends & ends.wrapping_neg();
             // Clear through both bits of the mark; `low << 2` wraps to 0 for the word's last code, and 0 - 1

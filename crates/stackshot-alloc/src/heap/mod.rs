@@ -17,7 +17,7 @@
 //!
 //! - Header (4 bytes): `count` = number of managed blocks, `root` = block of the tree's root (0 = empty).
 //! - Map: managed block `first + i` has the two bits `2·(i % 4)` of map byte `i / 4`; codes (`src/heap/map.rs`):
-//!   `00` free, `01` used, `11` used and last of its run, `10` first block of a free run whose node is red.
+//!   `00` free, `11` used, `01` used and last of its run, `10` first block of a free run whose node is red.
 //!   The spare fourth code holds the red-black colour, so the node needs no bit of its own.
 //! - Node, in the first block of every free run: `smaller: u16, larger: u16, parent: u16, size: u16` (size in
 //!   blocks); the run's last block repeats `size` at the same offset 6 (for a 1-block run the two coincide).
@@ -49,8 +49,8 @@
 //!    Every node's run has more than [`BINNED`] blocks \[`SmallInTree`\].
 //! 3. The bins: each list, from its head, holds first blocks of free runs of its size that are not the top,
 //!    each `prev` naming the entry before, no more entries than blocks, and the mask bit is set exactly when
-//!    the head is not 0 \[`BinLink`\]. The map, walked in block order, splits into runs: a used run is `01`…
-//!    ended by `11` \[`Unterminated`\]; a free run starts at a block whose size is ≥ 1 and ends inside the heap
+//!    the head is not 0 \[`BinLink`\]. The map, walked in block order, splits into runs: a used run is `11`…
+//!    ended by `01` \[`Unterminated`\]; a free run starts at a block whose size is ≥ 1 and ends inside the heap
 //!    \[`BadSize`\], has only `00` blocks after its first \[`UsedInFreeRun`, `StrayRed`\], repeats its size in
 //!    its last block \[`SizeCopy`\], is followed by a used block or the end \[`FreeRunsTouch`\], and is the
 //!    top, which has no node \[`TopInTree`\] and whose first code is not red \[`StrayRed`\], or is in the bin
@@ -91,21 +91,24 @@
 //! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's
 //! search (`alloc_tree`), a split of a tree run and every aligned or resizing split (`take`), bad requests and
 //! alignments above a block (`alloc_other`), a merge with a tree neighbour (`merge`), `tree_insert`,
-//! `tree_remove` and their rotation. What keeps the common paths short:
+//! `tree_remove` and their rotation, and the counting of refusals. The rarest of these are `#[cold]`, so that
+//! the compiler lays the common path out straight, with no taken branch around them. What keeps the common
+//! paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
 //!   shift and a halving search for its lowest bit), or the front of the top when it is smaller still or the
 //!   tree is empty; a free whose neighbours are binned (or used) unlinks them and pushes the merged run, and a
 //!   free next to the top grows it. None of these touch the tree.
-//! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with masks, `free` finds the
-//!   end-of-run code `11` with `w & (w >> 1)` on whole words and clears up to it with one mask.
+//! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with an OR of its mask and one
+//!   bit cleared (the used codes are chosen for it: `11`, and `01` for the last), `free` finds the
+//!   end-of-run code `01` with `w & !(w >> 1)` on whole words and clears up to it with one mask.
 //! - After a split of a tree run, what is left usually takes the run's node over in place (new block, smaller
 //!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor, and the key stays
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
 //!   successor's.
 //!
-//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 156 bytes for `heap_alloc`,
-//! 1 236 for `heap_free`, and 5 444 for the out-of-line functions: 7 836 bytes of IWRAM. `docs/benchmarks.md`
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 068 bytes for `heap_alloc`,
+//! 1 220 for `heap_free`, and 5 528 for the out-of-line functions: 7 816 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -295,6 +298,7 @@ impl<'a> Heap<'a> {
     }
 
     /// `alloc`'s search of the tree, when no bin serves the request. Out of line, to keep `alloc` short.
+    #[cold]
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_tree"))]
     fn alloc_tree(&mut self, n: u32, top_size: u32) -> Result<NonNull<u8>, HeapError> {
@@ -322,6 +326,7 @@ impl<'a> Heap<'a> {
     }
 
     /// `alloc` for what its fast path leaves: refusals of bad requests, and alignments above a block.
+    #[cold]
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_other"))]
     fn alloc_other(&mut self, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
@@ -483,14 +488,16 @@ impl<'a> Heap<'a> {
     /// their address.
     #[inline(always)]
     fn hand_out(&mut self, start: u32, n: u32) -> NonNull<u8> {
+        // Read before the map is written, which the compiler cannot tell from the heap's own fields.
+        // SAFETY: start is a managed block, so base + 8·start is inside the region and not null.
+        let p = unsafe { NonNull::new_unchecked(self.base.add(start as usize * 8)) };
         self.mark_used(start, n);
         self.free_blocks -= n;
         let used = self.used_blocks();
         if used > self.peak_used {
             self.peak_used = used;
         }
-        // SAFETY: start is a managed block, so base + 8·start is inside the region and not null.
-        unsafe { NonNull::new_unchecked(self.base.add(start as usize * 8)) }
+        p
     }
 
     /// Frees the used run starting at `ptr` and merges it with free neighbours. Pointers outside the heap, not
@@ -547,6 +554,7 @@ impl<'a> Heap<'a> {
     /// (0: not free), one of them in the tree; neither is the top. A tree neighbour's node takes the merged run,
     /// whose key is larger than either neighbour's; a binned neighbour leaves its bin. Out of line, to keep
     /// `free` short.
+    #[cold]
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_merge"))]
     fn merge(&mut self, b: u32, after: u32, below_size: u32, above_size: u32) {
@@ -662,13 +670,17 @@ impl<'a> Heap<'a> {
     }
 
     /// `refuse` out of the fast path's line.
+    #[cold]
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_refuse"))]
     fn refuse_cold(&mut self, e: HeapError) -> Result<NonNull<u8>, HeapError> {
         self.refuse(e)
     }
 
-    #[inline(always)]
+    /// Counts a refused free, out of the free's line: the common free then runs straight through.
+    #[cold]
+    #[inline(never)]
+    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_refuse_free"))]
     fn refuse_free(&mut self, e: HeapError) -> Result<(), HeapError> {
         self.bad_frees = self.bad_frees.saturating_add(1);
         Err(e)

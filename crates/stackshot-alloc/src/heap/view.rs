@@ -188,7 +188,7 @@ impl<'a> HeapView<'a> {
         self.heap.root()
     }
 
-    /// The map code of managed block `b` (`first <= b < end`): `0b00` free, `0b01` used, `0b11` the last
+    /// The map code of managed block `b` (`first <= b < end`): `0b00` free, `0b11` used, `0b01` the last
     /// block of a used run, `0b10` the first block of a free run whose node is red.
     ///
     /// # Panics
@@ -228,7 +228,7 @@ impl<'a> HeapView<'a> {
         self.heap.field(b, Self::field_offset(0, field))
     }
 
-    /// The runs in map order: a used run ends at a `0b11` code, a free run is as long as its size says (cut
+    /// The runs in map order: a used run ends at a `0b01` code, a free run is as long as its size says (cut
     /// to at least one block and at most the end, so that a broken map still ends the walk).
     pub fn runs(&self) -> impl Iterator<Item = Run> + '_ {
         let mut b = self.heap.first;
