@@ -630,15 +630,15 @@ impl<'a> Heap<'a> {
     /// else why not, as `free` reports it.
     #[inline(always)]
     fn run_start(&self, ptr: NonNull<u8>) -> Result<(u32, u8), HeapError> {
-        let lo = self.base as usize + self.first as usize * 8;
-        let addr = ptr.as_ptr() as usize;
-        if addr < lo || addr >= self.base as usize + self.end as usize * 8 {
+        // The offset from the first managed block: one unsigned compare refuses both sides of the heap.
+        let off = (ptr.as_ptr() as usize).wrapping_sub(self.base as usize + self.first as usize * 8);
+        if off >= self.capacity() {
             return Err(HeapError::OutsideHeap);
         }
-        if addr & 7 != 0 {
+        if off & 7 != 0 {
             return Err(HeapError::NotRunStart);
         }
-        let b = ((addr - self.base as usize) >> 3) as u32;
+        let b = self.first + (off >> 3) as u32;
         let (code, prev) = self.map_get_pair(b);
         if code & USED_BIT == 0 {
             return Err(HeapError::DoubleFree);
