@@ -108,7 +108,7 @@
 //!   successor's.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 068 bytes for `heap_alloc`,
-//! 1 220 for `heap_free`, and 5 528 for the out-of-line functions: 7 816 bytes of IWRAM. `docs/benchmarks.md`
+//! 1 148 for `heap_free`, and 5 528 for the out-of-line functions: 7 744 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
