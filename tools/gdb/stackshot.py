@@ -356,10 +356,11 @@ class HeapImage:
         b, runs, free, top = self.first, 0, 0, self.end
         while b < self.end:
             if self.code(b) & USED_BIT:
+                # Used codes up to a LAST; the end of the heap or a free code first means the mark is lost.
                 start = b
                 while self.code(b) == USED:
                     b += 1
-                    if b == self.end:
+                    if b == self.end or not self.code(b) & USED_BIT:
                         return ("Unterminated", start)
                 b += 1
                 continue

@@ -118,6 +118,14 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let inside = big.start + 5;
     let (map_byte, shift) = view.map_position(inside);
     let parent = heap.base + HeapView::field_offset(child, NodeField::Parent) as u32;
+    // Followed by another used run, so that no free run's start (which the tree and bin checks look at first)
+    // changes with it.
+    let used_run = runs
+        .windows(2)
+        .find(|w| w[0].used && w[0].blocks >= 2 && w[1].used)
+        .map(|w| w[0])
+        .expect("a used run of 2+ blocks before another used run");
+    let (end_byte, end_shift) = view.map_position(used_run.start + used_run.blocks - 1);
     let bytes = heap.bytes();
     let cases = [
         (
@@ -159,6 +167,17 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
                 new: u32::from(bytes[map_byte] | (1 << shift)),
             },
             ("UsedInFreeRun", inside),
+        ),
+        (
+            // A used run's end mark cleared: the run then meets a free code before its end.
+            Corruption {
+                name: "end-mark",
+                address: heap.base + end_byte as u32,
+                c_type: "unsigned char",
+                old: u32::from(bytes[end_byte]),
+                new: u32::from(bytes[end_byte] & !(3 << end_shift)),
+            },
+            ("Unterminated", used_run.start),
         ),
     ];
 
