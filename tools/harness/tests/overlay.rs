@@ -8,6 +8,7 @@ use harness::elf::Elf;
 use harness::emulator::{Emulator, WIDTH};
 use harness::keys;
 use harness::screen;
+use stackshot_alloc::heap::Block;
 use std::path::PathBuf;
 
 /// From src/overlay.rs: the first row, the palette bank and colour indices, the bar's first column.
@@ -65,12 +66,13 @@ fn overlay_shows_every_block_and_the_pool_and_select_toggles_it() {
     let mut prev_free = false;
     let mut seen = [0; 4];
     for b in heap.first()..heap.end() {
-        let free = heap.code(b) & 1 == 0;
-        let (class, name) = match (free, prev_free) {
-            (false, _) if heap.code(b) == 0b01 => (USED_END, "used run end"),
-            (false, _) => (USED, "used"),
-            (true, false) => (FREE_START, "free run start"),
-            (true, true) => (FREE, "free"),
+        let block = heap.block(b).expect("a managed block");
+        let free = block == Block::Free;
+        let (class, name) = match (block, prev_free) {
+            (Block::UsedEnd, _) => (USED_END, "used run end"),
+            (Block::Used, _) => (USED, "used"),
+            (Block::Free, false) => (FREE_START, "free run start"),
+            (Block::Free, true) => (FREE, "free"),
         };
         seen[(class - FREE) as usize] += 1;
         let i = b - heap.first();

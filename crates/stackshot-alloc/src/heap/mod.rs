@@ -488,7 +488,8 @@ impl<'a> Heap<'a> {
     /// their address.
     #[inline(always)]
     fn hand_out(&mut self, start: u32, n: u32) -> NonNull<u8> {
-        // Read before the map is written, which the compiler cannot tell from the heap's own fields.
+        // Taken before the map is written: after a store into the region the compiler reads `self.base` again,
+        // as it cannot tell the region from the heap's own fields.
         // SAFETY: start is a managed block, so base + 8·start is inside the region and not null.
         let p = unsafe { NonNull::new_unchecked(self.base.add(start as usize * 8)) };
         self.mark_used(start, n);

@@ -4,7 +4,7 @@
 
 use super::bins::{BINNED, BINS};
 use super::check::{Invariant, MAX_DEPTH};
-use super::map::{LAST, RED, USED_BIT};
+use super::map::{Block, LAST, RED, USED_BIT};
 use super::tree::{LARGER_SIDE, NIL, PARENT, SIZE, SMALLER_SIDE};
 use super::{HDR_COUNT, Heap, HeapError, header_blocks};
 use core::marker::PhantomData;
@@ -196,6 +196,12 @@ impl<'a> HeapView<'a> {
     pub fn code(&self, b: u32) -> u8 {
         assert!(self.managed(b), "block {b} is not managed");
         self.heap.map_get(b)
+    }
+
+    /// What the map says of managed block `b` (`first <= b < end`), as [`Heap::block`] says it; `None` past the
+    /// managed blocks.
+    pub fn block(&self, b: u32) -> Option<Block> {
+        self.heap.block(b.checked_sub(self.heap.first)?)
     }
 
     /// Byte offset from block 0 of the map byte holding managed block `b`'s code, and the code's shift in it.
