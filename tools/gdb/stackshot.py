@@ -254,7 +254,6 @@ class HeapImage:
         self.bins = [int(bins[s]) for s in range(BINNED + 1)]
         self.binned = int(field(value, "binned"))
         self.free_blocks = int(field(value, "free_blocks"))
-        self.free_runs = int(field(value, "free_runs"))
         self.peak_used = int(field(value, "peak_used"))
         self.failed = int(field(value, "failed"))
         self.bad_frees = int(field(value, "bad_frees"))
@@ -393,7 +392,7 @@ class HeapImage:
             b += s
         used = self.end - self.first - free
         tree_runs = runs - binned - (0 if top == self.end else 1)
-        if (free != self.free_blocks or runs != self.free_runs or nodes[0] != tree_runs or self.peak_used < used
+        if (free != self.free_blocks or nodes[0] != tree_runs or self.peak_used < used
                 or top != self.top):
             return ("Stats", 0)
         return None
@@ -513,7 +512,8 @@ class HeapCommand(gdb.Command):
             free = h.free_blocks * BLOCK
             print("stats: capacity %d B, used %d B, free %d B in %d runs, largest free %d B, peak %d B, "
                   "failed requests %d, bad frees %d"
-                  % (managed * BLOCK, managed * BLOCK - free, free, h.free_runs, h.largest_free() * BLOCK,
+                  % (managed * BLOCK, managed * BLOCK - free, free, sum(1 for r in h.runs() if r[0] == "free"),
+                     h.largest_free() * BLOCK,
                      h.peak_used * BLOCK, h.failed, h.bad_frees))
 
 

@@ -137,6 +137,30 @@ impl Heap<'_> {
         }
     }
 
+    /// The free runs, counted in the map: free blocks (low bit clear) whose block before is used, or the map in
+    /// front of the first block. A word (16 blocks) at a time; codes past the last block count as used.
+    pub(super) fn count_free_runs(&self) -> u32 {
+        let count = self.end - self.first;
+        let words = count.div_ceil(16);
+        let mut runs = 0;
+        // Whether the block before the current word's first is used (the map, before the first word).
+        let mut before_used = 1;
+        let mut k = 0;
+        while k < words {
+            // SAFETY: word k < ⌈count / 16⌉ holds managed blocks' codes (see `map_word`); nothing writes.
+            let mut v = unsafe { *(self.base.add(MAP) as *const u32).add(k as usize) };
+            let past = count - 16 * k;
+            if past < 16 {
+                v |= !0 << (2 * past);
+            }
+            let used = v & EVEN;
+            runs += (!v & EVEN & (used << 2 | before_used)).count_ones();
+            before_used = used >> 30;
+            k += 1;
+        }
+        runs
+    }
+
     /// The last block of the used run that starts at `b` (its `LAST` code). Block by block: for `resize`,
     /// not the hot paths.
     pub(super) fn used_run_end(&self, b: u32) -> u32 {

@@ -56,8 +56,8 @@
 //!    top, which has no node \[`TopInTree`\] and whose first code is not red \[`StrayRed`\], or is in the bin
 //!    of its size if it has at most [`BINNED`] blocks \[`RunNotInBin`\], or else has a node in the tree
 //!    \[`RunNotInTree`\]. With 2, each free run is in exactly one place.
-//! 4. The counters (free blocks, free runs, peak ≥ used) and the top's first block agree with the map and the
-//!    tree \[`Stats`\].
+//! 4. The counters (free blocks, peak ≥ used) and the top's first block agree with the map and the tree
+//!    \[`Stats`\].
 //!
 //! [`Header`]: InvariantKind::Header
 //! [`NodeOutOfRange`]: InvariantKind::NodeOutOfRange
@@ -188,9 +188,8 @@ pub struct Heap<'a> {
     /// with bit `s` set when bin `s` is not empty.
     bins: [u16; BINS],
     binned: u32,
-    /// Managed blocks that are free, and how many free runs they form.
+    /// Managed blocks that are free.
     free_blocks: u32,
-    free_runs: u32,
     /// Most blocks ever in use at once.
     peak_used: u32,
     /// Allocation requests refused, and frees refused; both saturate at `u32::MAX`.
@@ -231,7 +230,6 @@ impl<'a> Heap<'a> {
             bins: [0; BINS],
             binned: 0,
             free_blocks: total - first,
-            free_runs: 1,
             peak_used: 0,
             failed: 0,
             bad_frees: 0,
@@ -316,9 +314,7 @@ impl<'a> Heap<'a> {
     #[inline(always)]
     fn take_binned(&mut self, s: u32, n: u32) -> NonNull<u8> {
         let run = self.bin_pop(s);
-        if s == n {
-            self.free_runs -= 1;
-        } else {
+        if s != n {
             self.make_run(run + n, s - n);
             self.bin_push(run + n, s - n);
         }
@@ -425,7 +421,6 @@ impl<'a> Heap<'a> {
         } else {
             self.bin_unlink(run, run_size);
         }
-        self.free_runs -= 1;
         if front != 0 {
             // The padding in front becomes a free run; the block before it is used or the map.
             self.add_run(run, front);
@@ -447,12 +442,11 @@ impl<'a> Heap<'a> {
         }
     }
 
-    /// `index_run` and count the run, out of line for the paths that split and merge.
+    /// `index_run`, out of line for the paths that split and merge.
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_add_run"))]
     fn add_run(&mut self, b: u32, size: u32) {
         self.index_run(b, size);
-        self.free_runs += 1;
     }
 
     /// Takes the free run of `size` blocks at `b` (not the top) out of its bin or the tree.
@@ -477,8 +471,6 @@ impl<'a> Heap<'a> {
         let after = start + n;
         if after != self.end {
             self.make_run(after, self.end - after);
-        } else {
-            self.free_runs -= 1;
         }
         self.top = after;
         self.hand_out(start, n)
@@ -519,10 +511,6 @@ impl<'a> Heap<'a> {
             if below_free {
                 start = b - self.size(b - 1);
                 self.unindex_run(start, b - start);
-                self.free_runs -= 1;
-            }
-            if self.top == self.end {
-                self.free_runs += 1;
             }
             self.top = start;
             self.make_run(start, self.end - start);
@@ -540,14 +528,11 @@ impl<'a> Heap<'a> {
         let start = b - below_size;
         if below_size != 0 {
             self.bin_unlink(start, below_size);
-            self.free_runs -= 1;
         }
         if above_size != 0 {
             self.bin_unlink(after, above_size);
-            self.free_runs -= 1;
         }
         self.index_run(start, after + above_size - start);
-        self.free_runs += 1;
         Ok(())
     }
 
@@ -581,7 +566,6 @@ impl<'a> Heap<'a> {
         } else if above_size != 0 {
             self.bin_unlink(after, above_size);
         }
-        self.free_runs = self.free_runs + 1 - (below_size != 0) as u32 - (above_size != 0) as u32;
         self.tree_grow(node, start, size);
     }
 

@@ -1,4 +1,5 @@
-//! Heap statistics: counters kept by `alloc`/`free`, plus the largest free run read from the tree.
+//! Heap statistics: counters kept by `alloc`/`free`, the largest free run read from the tree, and the free runs
+//! counted in the map.
 
 use super::Heap;
 use super::bins::BINNED;
@@ -15,7 +16,8 @@ pub struct Stats {
     pub used_bytes: u32,
     /// The largest single free run: the biggest request with alignment <= 8 that can succeed now.
     pub largest_free: u32,
-    /// Free runs: how fragmented the free space is.
+    /// Free runs: how fragmented the free space is. Counted in the map when asked rather than kept by every
+    /// `alloc` and `free`.
     pub free_runs: u32,
     /// Most bytes ever in use at once.
     pub peak_used: u32,
@@ -26,7 +28,8 @@ pub struct Stats {
 }
 
 impl Heap<'_> {
-    /// The counters and the largest free run now; O(tree height).
+    /// The counters and the largest free run now. O(map words): one word per 16 blocks, 31 for a 4 KB heap
+    /// (about 600 cycles on the GBA), for the count of free runs.
     pub fn stats(&self) -> Stats {
         let managed = self.end - self.first;
         Stats {
@@ -34,7 +37,7 @@ impl Heap<'_> {
             free_bytes: self.free_blocks * 8,
             used_bytes: self.used_blocks() * 8,
             largest_free: self.largest_free_blocks() * 8,
-            free_runs: self.free_runs,
+            free_runs: self.count_free_runs(),
             peak_used: self.peak_used * 8,
             failed_requests: self.failed,
             bad_frees: self.bad_frees,

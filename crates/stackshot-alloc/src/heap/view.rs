@@ -15,8 +15,6 @@ use core::marker::PhantomData;
 pub struct Counters {
     /// Managed blocks that are free.
     pub free_blocks: u32,
-    /// How many free runs they form.
-    pub free_runs: u32,
     /// Most blocks ever in use at once.
     pub peak_used: u32,
     /// [`Heap::bin_heads`].
@@ -126,7 +124,6 @@ impl<'a> HeapView<'a> {
             bins: counters.bins,
             binned,
             free_blocks: counters.free_blocks,
-            free_runs: counters.free_runs,
             peak_used: counters.peak_used,
             failed: 0,
             bad_frees: 0,
@@ -140,13 +137,12 @@ impl<'a> HeapView<'a> {
     /// (the heads are the binned runs whose `prev` is 0): for a copy without its `Heap`, such as a crash dump.
     /// [`check`](Self::check) then still checks the region, but not counters it was not given.
     pub fn from_region(blocks: &'a [u64]) -> Result<Self, HeapError> {
-        let empty = Counters { free_blocks: 0, free_runs: 0, peak_used: 0, bins: [0; BINS] };
+        let empty = Counters { free_blocks: 0, peak_used: 0, bins: [0; BINS] };
         let mut counters = empty;
         let view = HeapView::new(blocks, empty)?;
         let top = view.heap.top;
         for run in view.runs().filter(|r| !r.used) {
             counters.free_blocks += run.blocks;
-            counters.free_runs += 1;
             // A bin's head is the one entry with no `prev`.
             let s = run.blocks as usize;
             if run.start != top && s <= BINNED as usize && counters.bins[s] == 0 && view.heap.bin_prev(run.start) == NIL
@@ -305,12 +301,7 @@ impl<'a> HeapView<'a> {
 impl Heap<'_> {
     /// What the heap keeps outside its region, for a [`HeapView`] of a copy of the region.
     pub fn counters(&self) -> Counters {
-        Counters {
-            free_blocks: self.free_blocks,
-            free_runs: self.free_runs,
-            peak_used: self.peak_used,
-            bins: self.bins,
-        }
+        Counters { free_blocks: self.free_blocks, peak_used: self.peak_used, bins: self.bins }
     }
 
     /// The top as the map shows it: the free run whose last block ends the heap, its start from the size
