@@ -253,7 +253,7 @@ class HeapImage:
         bins = field(value, "bins")
         self.bins = [int(bins[s]) for s in range(BINNED + 1)]
         self.binned = int(field(value, "binned"))
-        self.free_blocks = int(field(value, "free_blocks"))
+        self.used_blocks = int(field(value, "used_blocks"))
         self.peak_used = int(field(value, "peak_used"))
         self.failed = int(field(value, "failed"))
         self.bad_frees = int(field(value, "bad_frees"))
@@ -392,7 +392,7 @@ class HeapImage:
             b += s
         used = self.end - self.first - free
         tree_runs = runs - binned - (0 if top == self.end else 1)
-        if (free != self.free_blocks or nodes[0] != tree_runs or self.peak_used < used
+        if (used != self.used_blocks or nodes[0] != tree_runs or self.peak_used < used
                 or top != self.top):
             return ("Stats", 0)
         return None
@@ -509,7 +509,7 @@ class HeapCommand(gdb.Command):
                     for s in range(1, BINNED + 1) if h.bin_list(s)]
             for line in bins or ["(empty)"]:
                 print("  " + line)
-            free = h.free_blocks * BLOCK
+            free = managed * BLOCK - h.used_blocks * BLOCK
             print("stats: capacity %d B, used %d B, free %d B in %d runs, largest free %d B, peak %d B, "
                   "failed requests %d, bad frees %d"
                   % (managed * BLOCK, managed * BLOCK - free, free, sum(1 for r in h.runs() if r[0] == "free"),

@@ -101,7 +101,7 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let elf = Elf::read(&fixture()).unwrap();
     let (heap, report) = decoded(&elf);
     let stats = report.heap_stats;
-    let counters = Counters { free_blocks: stats[1] / 8, peak_used: stats[5] / 8, bins: report.heap_bins };
+    let counters = Counters { used_blocks: stats[2] / 8, peak_used: stats[5] / 8, bins: report.heap_bins };
     let view = heap.view(counters);
     assert_eq!(view.check(), Ok(()), "the fixture's heap, copied out, is broken");
     assert_eq!(report.check, "ok");

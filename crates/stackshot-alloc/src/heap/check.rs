@@ -152,7 +152,7 @@ impl Heap<'_> {
         }
         let used = self.end - self.first - free;
         let tree_runs = runs - binned - if top == self.end { 0 } else { 1 };
-        if free != self.free_blocks || nodes != tree_runs || self.peak_used < used || top != self.top {
+        if used != self.used_blocks || nodes != tree_runs || self.peak_used < used || top != self.top {
             return broken(Stats, 0);
         }
         Ok(())

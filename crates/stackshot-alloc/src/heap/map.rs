@@ -111,9 +111,12 @@ impl Heap<'_> {
             return self.mark_used_words(b, n);
         }
         // The run's codes all lie in b's word: its bits, all set (`USED`), but the last code's high bit (`LAST`).
-        let m = (!0u32 >> (32 - 2 * n)) << shift;
-        // SAFETY: p is b's map word (see `map_word`); nothing else accesses the map.
-        unsafe { *p = (*p | m) & !(2 << (end - 2)) };
+        // SAFETY: every shift is below 32 (n >= 1 and shift + 2n = end <= 32), so the compiler need not mask
+        // it; p is b's map word (see `map_word`), and nothing else accesses the map.
+        unsafe {
+            let m = (!0u32).unchecked_shr(32 - 2 * n).unchecked_shl(shift);
+            *p = (*p | m) & !2u32.unchecked_shl(end - 2);
+        }
     }
 
     /// `mark_used` for a run whose codes span map words: word by word.

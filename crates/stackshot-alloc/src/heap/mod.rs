@@ -107,8 +107,8 @@
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
 //!   successor's.
 //!
-//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 068 bytes for `heap_alloc`,
-//! 1 148 for `heap_free`, and 5 528 for the out-of-line functions: 7 744 bytes of IWRAM. `docs/benchmarks.md`
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 796 bytes for `heap_alloc`,
+//! 1 104 for `heap_free`, and 5 412 for the out-of-line functions: 7 312 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -188,8 +188,8 @@ pub struct Heap<'a> {
     /// with bit `s` set when bin `s` is not empty.
     bins: [u16; BINS],
     binned: u32,
-    /// Managed blocks that are free.
-    free_blocks: u32,
+    /// Managed blocks in use (counted up, so that the peak needs no subtraction).
+    used_blocks: u32,
     /// Most blocks ever in use at once.
     peak_used: u32,
     /// Allocation requests refused, and frees refused; both saturate at `u32::MAX`.
@@ -229,7 +229,7 @@ impl<'a> Heap<'a> {
             top: first,
             bins: [0; BINS],
             binned: 0,
-            free_blocks: total - first,
+            used_blocks: 0,
             peak_used: 0,
             failed: 0,
             bad_frees: 0,
@@ -250,13 +250,7 @@ impl<'a> Heap<'a> {
 
     /// Starts the peak over from the blocks in use now (e.g. at the start of a level).
     pub fn reset_peak(&mut self) {
-        self.peak_used = self.used_blocks();
-    }
-
-    /// Managed blocks in use now.
-    #[inline(always)]
-    fn used_blocks(&self) -> u32 {
-        self.end - self.first - self.free_blocks
+        self.peak_used = self.used_blocks;
     }
 
     /// Bytes available for allocation (managed blocks × 8).
@@ -485,8 +479,8 @@ impl<'a> Heap<'a> {
         // SAFETY: start is a managed block, so base + 8·start is inside the region and not null.
         let p = unsafe { NonNull::new_unchecked(self.base.add(start as usize * 8)) };
         self.mark_used(start, n);
-        self.free_blocks -= n;
-        let used = self.used_blocks();
+        let used = self.used_blocks + n;
+        self.used_blocks = used;
         if used > self.peak_used {
             self.peak_used = used;
         }
@@ -502,7 +496,7 @@ impl<'a> Heap<'a> {
             Err(e) => return self.refuse_free(e),
         };
         let (e, next_free) = self.clear_used_run(b);
-        self.free_blocks += e + 1 - b;
+        self.used_blocks -= e + 1 - b;
         let below_free = prev & USED_BIT == 0;
         let after = e + 1;
         if after == self.top {

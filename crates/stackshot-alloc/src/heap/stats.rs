@@ -34,8 +34,8 @@ impl Heap<'_> {
         let managed = self.end - self.first;
         Stats {
             capacity: managed * 8,
-            free_bytes: self.free_blocks * 8,
-            used_bytes: self.used_blocks() * 8,
+            free_bytes: (managed - self.used_blocks) * 8,
+            used_bytes: self.used_blocks * 8,
             largest_free: self.largest_free_blocks() * 8,
             free_runs: self.count_free_runs(),
             peak_used: self.peak_used * 8,

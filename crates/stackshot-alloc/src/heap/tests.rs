@@ -152,7 +152,8 @@ fn alignment_up_to_64_is_honoured() {
 /// word is full and part-full, with free runs touching both ends of the heap.
 #[test]
 fn stats_counts_the_free_runs_the_map_holds() {
-    for len in [256, 400, 1000, 4096, 4104, 6000] {
+    let lens: &[usize] = if cfg!(miri) { &[256, 400] } else { &[256, 400, 1000, 4096, 4104, 6000] };
+    for &len in lens {
         let mut w = region(len);
         let mut h = Heap::new(bytes(&mut w)).unwrap();
         let mut ptrs = Vec::new();
@@ -438,7 +439,7 @@ fn checker_names_each_broken_invariant_and_block() {
     // Counters.
     let mut w = region(16384);
     let (mut h, _) = fragmented(&mut w);
-    h.free_blocks += 1;
+    h.used_blocks += 1;
     expect(&h, Stats, 0);
 
     // The top's first block, kept beside the map, names another block.
@@ -1217,7 +1218,7 @@ fn a_view_of_a_copy_sees_what_the_heap_sees() {
         let alone = HeapView::from_region(&copy).unwrap();
         assert_eq!(alone.check(), Ok(()));
         let (mine, theirs) = (alone.counters(), h.counters());
-        assert_eq!((mine.free_blocks, mine.bins), (theirs.free_blocks, theirs.bins));
+        assert_eq!((mine.used_blocks, mine.bins), (theirs.used_blocks, theirs.bins));
     }
 }
 
@@ -1238,7 +1239,7 @@ fn a_view_names_the_invariant_the_heap_names() {
             let s = h.size(x);
             poke(h, x + s - 1, SIZE, s as u16 + 1)
         }),
-        (Stats, |h| h.free_blocks += 1),
+        (Stats, |h| h.used_blocks += 1),
     ];
     for (kind, spoil) in breaks {
         let mut w = region(16384);

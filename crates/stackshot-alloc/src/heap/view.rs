@@ -13,8 +13,8 @@ use core::marker::PhantomData;
 /// [`Heap::counters`]. The top is not among them: a view finds it in the map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counters {
-    /// Managed blocks that are free.
-    pub free_blocks: u32,
+    /// Managed blocks in use.
+    pub used_blocks: u32,
     /// Most blocks ever in use at once.
     pub peak_used: u32,
     /// [`Heap::bin_heads`].
@@ -123,7 +123,7 @@ impl<'a> HeapView<'a> {
             top: total,
             bins: counters.bins,
             binned,
-            free_blocks: counters.free_blocks,
+            used_blocks: counters.used_blocks,
             peak_used: counters.peak_used,
             failed: 0,
             bad_frees: 0,
@@ -137,12 +137,13 @@ impl<'a> HeapView<'a> {
     /// (the heads are the binned runs whose `prev` is 0): for a copy without its `Heap`, such as a crash dump.
     /// [`check`](Self::check) then still checks the region, but not counters it was not given.
     pub fn from_region(blocks: &'a [u64]) -> Result<Self, HeapError> {
-        let empty = Counters { free_blocks: 0, peak_used: 0, bins: [0; BINS] };
+        let empty = Counters { used_blocks: 0, peak_used: 0, bins: [0; BINS] };
         let mut counters = empty;
         let view = HeapView::new(blocks, empty)?;
         let top = view.heap.top;
+        let mut free = 0;
         for run in view.runs().filter(|r| !r.used) {
-            counters.free_blocks += run.blocks;
+            free += run.blocks;
             // A bin's head is the one entry with no `prev`.
             let s = run.blocks as usize;
             if run.start != top && s <= BINNED as usize && counters.bins[s] == 0 && view.heap.bin_prev(run.start) == NIL
@@ -150,7 +151,8 @@ impl<'a> HeapView<'a> {
                 counters.bins[s] = run.start as u16;
             }
         }
-        counters.peak_used = view.heap.end - view.heap.first - counters.free_blocks;
+        counters.used_blocks = view.heap.end - view.heap.first - free;
+        counters.peak_used = counters.used_blocks;
         HeapView::new(blocks, counters)
     }
 
@@ -301,7 +303,7 @@ impl<'a> HeapView<'a> {
 impl Heap<'_> {
     /// What the heap keeps outside its region, for a [`HeapView`] of a copy of the region.
     pub fn counters(&self) -> Counters {
-        Counters { free_blocks: self.free_blocks, peak_used: self.peak_used, bins: self.bins }
+        Counters { used_blocks: self.used_blocks, peak_used: self.peak_used, bins: self.bins }
     }
 
     /// The top as the map shows it: the free run whose last block ends the heap, its start from the size
