@@ -509,12 +509,11 @@ class HeapCommand(gdb.Command):
                     for s in range(1, BINNED + 1) if h.bin_list(s)]
             for line in bins or ["(empty)"]:
                 print("  " + line)
-            free = managed * BLOCK - h.used_blocks * BLOCK
+            used = h.used_blocks * BLOCK
             print("stats: capacity %d B, used %d B, free %d B in %d runs, largest free %d B, peak %d B, "
                   "failed requests %d, bad frees %d"
-                  % (managed * BLOCK, managed * BLOCK - free, free, sum(1 for r in h.runs() if r[0] == "free"),
-                     h.largest_free() * BLOCK,
-                     h.peak_used * BLOCK, h.failed, h.bad_frees))
+                  % (managed * BLOCK, used, managed * BLOCK - used, sum(1 for r in h.runs() if r[0] == "free"),
+                     h.largest_free() * BLOCK, h.peak_used * BLOCK, h.failed, h.bad_frees))
 
 
 def printers():

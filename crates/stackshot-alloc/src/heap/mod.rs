@@ -56,7 +56,7 @@
 //!    top, which has no node \[`TopInTree`\] and whose first code is not red \[`StrayRed`\], or is in the bin
 //!    of its size if it has at most [`BINNED`] blocks \[`RunNotInBin`\], or else has a node in the tree
 //!    \[`RunNotInTree`\]. With 2, each free run is in exactly one place.
-//! 4. The counters (free blocks, peak ≥ used) and the top's first block agree with the map and the tree
+//! 4. The counters (blocks in use, peak ≥ used) and the top's first block agree with the map and the tree
 //!    \[`Stats`\].
 //!
 //! [`Header`]: InvariantKind::Header

@@ -28,8 +28,9 @@ pub struct Stats {
 }
 
 impl Heap<'_> {
-    /// The counters and the largest free run now. O(map words): one word per 16 blocks, 31 for a 4 KB heap
-    /// (about 600 cycles on the GBA), for the count of free runs.
+    /// The counters and the largest free run now. O(map words), for the count of free runs: one word per 16
+    /// blocks, 31 for a 4 KB heap and 4 096 for 512 KB, so a game with a large heap samples it rather than
+    /// calling it every frame.
     pub fn stats(&self) -> Stats {
         let managed = self.end - self.first;
         Stats {
