@@ -11,7 +11,7 @@ use core::alloc::{GlobalAlloc, Layout};
 use core::hint::black_box;
 use gba::prelude::*;
 use stackshot::crash;
-use stackshot_alloc::heap::{Heap, LockedHeap};
+use stackshot_alloc::heap::{Heap, LockedHeap, header_blocks};
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::IndexPool;
 use stackshot_platform::{panic, stack, testing};
@@ -69,13 +69,21 @@ fn panics_inside_an_allocator_call() {
     let _ = HEAP.with(|_| alloc(100));
 }
 
-/// A stray write into the heap (the size its free run repeats in its last block), then a panic inside a heap
-/// call: the crash screen must name the broken invariant instead of trusting the heap's counters and tree.
+/// A stray write into the heap (its map: the red code, which only a tree run's first block may have, in the
+/// last block), then a panic inside a heap call: the crash screen must name the broken invariant instead of
+/// trusting the heap's counters and tree.
 fn panics_with_a_broken_heap() {
     let _ = HEAP.with(|heap| {
-        // The region is 128 blocks of 8 bytes; the last, 127, ends the free run and repeats its size at byte 6.
-        // SAFETY: two bytes of REGION, which exists and never moves; writing them is the fault.
-        unsafe { (&raw mut REGION).cast::<u8>().add(127 * 8 + 6).cast::<u16>().write_volatile(1) };
+        // The region's blocks of 8 bytes: the header and map take the first `header_blocks`, and the map, from
+        // byte 4, holds managed block i's code in bits 2·(i % 4) of byte 4 + i / 4. The last block is in the
+        // free run that ends the heap.
+        let blocks = REGION_BYTES / 8;
+        let i = blocks - 1 - header_blocks(blocks as u32) as usize;
+        // SAFETY: a byte of REGION's map, which exists and never moves; writing it is the fault.
+        unsafe {
+            let byte = (&raw mut REGION).cast::<u8>().add(4 + i / 4);
+            byte.write_volatile(byte.read_volatile() & !(3 << (2 * (i % 4))) | 2 << (2 * (i % 4)));
+        }
         black_box(heap);
         panic!("the heap was damaged");
     });

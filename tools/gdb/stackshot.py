@@ -254,7 +254,8 @@ class HeapImage:
         self.bins = [int(bins[s]) for s in range(BINNED + 1)]
         self.binned = int(field(value, "binned"))
         self.used_blocks = int(field(value, "used_blocks"))
-        self.peak_used = int(field(value, "peak_used"))
+        # `free` keeps the peak up to the last free; the use now may be above it.
+        self.peak_used = max(int(field(value, "peak_used")), self.used_blocks)
         self.failed = int(field(value, "failed"))
         self.bad_frees = int(field(value, "bad_frees"))
         self.mem = bytes(gdb.selected_inferior().read_memory(self.base, self.end * BLOCK))
@@ -283,8 +284,9 @@ class HeapImage:
 
     def runs(self):
         """(kind, start, blocks) in block order, read from the map as the allocator reads it: a used run ends at
-        `01`, a free run's length is its node's size (clamped to the heap when the size is broken)."""
-        out, b = [], self.first
+        `01`, the top (which holds no size) at the end, another free run's length is its node's size (clamped
+        to the heap when the size is broken)."""
+        out, b, top = [], self.first, self.map_top()
         while b < self.end:
             start = b
             if self.code(b) & USED_BIT:
@@ -293,7 +295,7 @@ class HeapImage:
                 out.append(("used", start, b + 1 - start))
                 b += 1
             else:
-                n = max(1, min(self.size(b), self.end - b))
+                n = self.end - b if b == top else max(1, min(self.size(b), self.end - b))
                 out.append(("free", start, n))
                 b += n
         return out
@@ -317,13 +319,18 @@ class HeapImage:
         walk(self.u16(HDR_ROOT), "", 0, set())
         return lines
 
+    def map_top(self):
+        """The first of the free codes that end the map (the top as the map shows it), or end."""
+        b = self.end
+        while b > self.first and not self.code(b - 1) & USED_BIT:
+            b -= 1
+        return b
+
     def top_run(self):
         """(first block, blocks) of the top, the free run that ends the heap (kept out of the tree), read from
         the map; None when the last block is used."""
-        if self.end <= self.first or self.code(self.end - 1) & USED_BIT:
-            return None
-        n = self.size(self.end - 1)
-        return (self.end - n, n)
+        top = self.map_top()
+        return None if top == self.end else (top, self.end - top)
 
     def largest_free(self):
         top = self.end - self.top
@@ -348,11 +355,12 @@ class HeapImage:
         broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, nodes)
         if isinstance(broken, tuple):
             return broken
-        broken = self.check_bins()
+        top = self.map_top()
+        broken = self.check_bins(top)
         if isinstance(broken, tuple):
             return broken
         binned = broken
-        b, runs, free, top = self.first, 0, 0, self.end
+        b, runs, free = self.first, 0, 0
         while b < self.end:
             if self.code(b) & USED_BIT:
                 # Used codes up to a LAST; the end of the heap or a free code first means the mark is lost.
@@ -363,7 +371,7 @@ class HeapImage:
                         return ("Unterminated", start)
                 b += 1
                 continue
-            s = self.size(b)
+            s = self.end - b if b == top else self.size(b)  # the top holds no size
             if s == 0 or b + s > self.end:
                 return ("BadSize", b)
             for i in range(b + 1, b + s):
@@ -372,16 +380,15 @@ class HeapImage:
                     return ("UsedInFreeRun", i)
                 if c == RED:
                     return ("StrayRed", i)
-            if self.size(b + s - 1) != s:
+            if b != top and self.size(b + s - 1) != s:
                 return ("SizeCopy", b + s - 1)
             if b + s < self.end and self.code(b + s) & USED_BIT == 0:
                 return ("FreeRunsTouch", b + s)
-            if b + s == self.end:
+            if b == top:
                 if self.tree_has(b):
                     return ("TopInTree", b)
                 if self.code(b) == RED:
                     return ("StrayRed", b)
-                top = b
             elif s <= BINNED:
                 if b not in self.bin_list(s):
                     return ("RunNotInBin", b)
@@ -392,8 +399,7 @@ class HeapImage:
             b += s
         used = self.end - self.first - free
         tree_runs = runs - binned - (0 if top == self.end else 1)
-        if (used != self.used_blocks or nodes[0] != tree_runs or self.peak_used < used
-                or top != self.top):
+        if used != self.used_blocks or nodes[0] != tree_runs or top != self.top:
             return ("Stats", 0)
         return None
 
@@ -430,7 +436,7 @@ class HeapImage:
             return ("BlackHeight", x)
         return hs + (0 if red else 1)
 
-    def check_bins(self):
+    def check_bins(self, top):
         """The runs the bins hold, or the (kind, block) of a broken list (Heap::check_bins)."""
         total = 0
         for s in range(1, BINNED + 1):
@@ -440,7 +446,8 @@ class HeapImage:
             prev, r = NIL, head
             while r != NIL:
                 run_start = self.managed(r) and (r == self.first or self.code(r - 1) & USED_BIT)
-                if (not run_start or self.code(r) != 0 or self.size(r) != s or r + s >= self.end
+                if (not run_start or self.code(r) != 0 or self.size(r) != s or r >= top
+                        or r + s >= self.end
                         or self.node(r, BIN_PREV) != prev or total >= self.end - self.first):
                     return ("BinLink", r)
                 total += 1

@@ -107,11 +107,12 @@ const HEAP_NOTES: &[&str] =
     &["A cell is met (**yes**) when ours is below every peer's figure of the same build on that trace. Where it is \
      not, ours loses. Why: every operation pays for the map and for checking its input. An allocation rounds the \
      size, takes the head of the smallest bin that fits (runs of up to 31 blocks, one list per size) or the \
-     front of the top (the run that ends the heap), marks the 2-bit map with masks and updates the statistics; \
+     front of the top (the run that ends the heap), marks the 2-bit map with masks and counts the blocks in use; \
      only runs of 32 blocks or more go through the red-black tree. A free validates the pointer against the map \
      (outside, not a run start, double free: every bad free is refused), finds the end of the run in the map, \
-     merges with free neighbours (binned ones are unlinked in O(1), the top grows in place, a tree neighbour's \
-     node takes the merged run) and files the run. That fixed work is why even ours' cheapest allocation \
+     keeps the peak (the use is at its highest just before a free), merges with free neighbours (binned ones \
+     are unlinked in O(1), the top grows in place, a tree neighbour's node takes the merged run) and files the \
+     run. That fixed work is why even ours' cheapest allocation \
      (alloc min) costs more than some peers' medians (counted below): linked_list_allocator takes the first \
      hole of a free list that stays short on these traces and trusts the caller's layout on free, talc and \
      rlsf find a size class with a bit scan and keep their headers next to the block. Ours' maxima are \

@@ -206,11 +206,13 @@ fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
     assert_eq!(t.state, State::Playing);
     let region = heap_region(&g.emu, &debug_elf(), "AI_REGION");
     let view = region.view_alone();
-    let last = region.base + (view.end() - 1) * 8;
     assert!(!view.runs().last().unwrap().used, "the heap's last run is free");
-    // The size the run repeats in its last block (bytes 6 and 7): 1 instead of the run's length.
-    g.emu.write8(last + 6, 1);
-    g.emu.write8(last + 7, 0);
+    // A stray write into the map: the last block of the top, free (`00`), given the red code (`10`) that only
+    // the first block of a tree run may have.
+    let (byte, shift) = view.map_position(view.end() - 1);
+    let at = region.base + byte as u32;
+    let code = g.emu.read8(at);
+    g.emu.write8(at, code & !(3 << shift) | 2 << shift);
     g.emu.set_keys(0);
     let probe = g.probe;
     let crash = Crash::after(g.emu, "game");
@@ -235,7 +237,7 @@ fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
     let heap = region.view_alone();
     let used: u32 = heap.runs().filter(|r| r.used).map(|r| r.blocks * 8).sum();
     assert_eq!(crash.line("HEAP"), format!("HEAP {used}/{} B BROKEN:", (heap.end() - heap.first()) * 8));
-    assert!(crash.shows(&format!("SIZECOPY AT BLOCK {}", heap.end() - 1)), "{}", crash.text());
+    assert!(crash.shows(&format!("STRAYRED AT BLOCK {}", heap.end() - 1)), "{}", crash.text());
     assert!(crash.line("STACK ").ends_with("GUARD OK"));
 }
 

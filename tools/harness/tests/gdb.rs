@@ -108,8 +108,12 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
 
     // Corruptions, each at a block the decoded map says holds what is corrupted.
     let runs: Vec<_> = view.runs().collect();
-    let free_run = runs.iter().find(|r| !r.used && r.blocks >= 2).expect("a free run of 2+ blocks");
-    let big = runs.iter().filter(|r| !r.used).max_by_key(|r| r.blocks).unwrap();
+    // Free runs other than the top, which holds no size and whose map codes only end it where they stop.
+    let top = view.top().map(|t| t.start);
+    let free_runs = || runs.iter().filter(|r| !r.used && Some(r.start) != top);
+    let free_run = free_runs().find(|r| r.blocks >= 2).expect("a free run of 2+ blocks");
+    let big = free_runs().max_by_key(|r| r.blocks).unwrap();
+    assert!(big.blocks > 5, "the fixture should leave a free run of 6+ blocks besides the top");
     let mut child = None;
     view.visit_tree(|n| child = child.or((n.depth > 0).then_some(n.block)));
     let child = child.expect("a non-root node");

@@ -94,41 +94,34 @@ impl Heap<'_> {
             }
         }
     }
+}
 
-    /// The smallest non-empty bin of at least `n <= BINNED` blocks, or 0 if there is none: the lowest set bit of
-    /// the mask from bit `n` on, by halving (`trailing_zeros` would call a Thumb helper in ROM on ARMv4T). The
-    /// same search as the map's `code_index`, kept apart: that one's bit is at an even position, one step fewer,
-    /// and sharing this one cost every free 8 to 11 cycles (measured).
-    #[inline(always)]
-    pub(super) fn bin_fit(&self, n: u32) -> u32 {
-        let m = self.binned >> n;
-        if m == 0 {
-            return 0;
-        }
-        if m & 1 != 0 {
-            return n;
-        }
-        let mut low = m & m.wrapping_neg();
-        let mut s = n;
-        if low > 0xFFFF {
-            s += 16;
-            low >>= 16;
-        }
-        if low > 0xFF {
-            s += 8;
-            low >>= 8;
-        }
-        if low > 0xF {
-            s += 4;
-            low >>= 4;
-        }
-        if low > 0x3 {
-            s += 2;
-            low >>= 2;
-        }
-        if low > 0x1 {
-            s += 1;
-        }
-        s
+/// The index of the lowest set bit of `m != 0`, by halving (`trailing_zeros` would call a Thumb helper in ROM on
+/// ARMv4T): for `alloc`, the smallest non-empty bin above the request. The same search as the map's
+/// `code_index`, kept apart: that one's bit is at an even position, one step fewer, and sharing this one cost
+/// every free 8 to 11 cycles (measured).
+#[inline(always)]
+pub(super) fn lowest_bit(m: u32) -> u32 {
+    let mut low = m & m.wrapping_neg();
+    let mut k = 0;
+    if low > 0xFFFF {
+        k += 16;
+        low >>= 16;
     }
+    if low > 0xFF {
+        k += 8;
+        low >>= 8;
+    }
+    if low > 0xF {
+        k += 4;
+        low >>= 4;
+    }
+    if low > 0x3 {
+        k += 2;
+        low >>= 2;
+    }
+    if low > 0x1 {
+        k += 1;
+    }
+    k
 }

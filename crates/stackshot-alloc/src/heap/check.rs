@@ -32,13 +32,13 @@ pub enum InvariantKind {
     /// 2: a tree node's run is small enough for a bin.
     SmallInTree,
     /// 3: a bin's list is broken: an entry that is not the first block of a free run of the bin's size (or is
-    /// the top), a `prev` link that does not name the entry before, a list longer than the heap has runs, or
+    /// in the top), a `prev` link that does not name the entry before, a list longer than the heap has runs, or
     /// a mask bit that disagrees with the bin's head (named at the entry, or at 0 for the head or mask).
     BinLink,
     /// 3: a used run reaches the end of the heap or a free block without an end-of-run mark (named at its
     /// first block).
     Unterminated,
-    /// 3: a free run's size is zero or runs past the end of the heap.
+    /// 3: a free run's size (not the top's: it has none) is zero or runs past the end of the heap.
     BadSize,
     /// 3: a block inside a free run (by its node's size) is marked used.
     UsedInFreeRun,
@@ -54,8 +54,8 @@ pub enum InvariantKind {
     RunNotInBin,
     /// 3: the top (the free run that ends the heap) has a node in the tree.
     TopInTree,
-    /// 4: the free-block or free-run counter, the peak or the top's first block disagrees with the map and
-    /// tree.
+    /// 4: the count of blocks in use or the top's first block disagrees with the map, or the tree's node
+    /// count with the map's runs for it.
     Stats,
 }
 
@@ -91,12 +91,12 @@ impl Heap<'_> {
         }
         let mut nodes = 0;
         self.check_subtree(root, NIL, 0, u32::MAX, 1, &mut nodes)?;
-        let binned = self.check_bins()?;
+        let top = self.map_top();
+        let binned = self.check_bins(top)?;
 
         let mut b = self.first;
         let mut runs = 0;
         let mut free = 0;
-        let mut top = self.end;
         while b < self.end {
             if self.map_get(b) & USED_BIT != 0 {
                 // Used codes up to a `LAST`; the end of the heap or a free code first means the mark is lost.
@@ -110,7 +110,8 @@ impl Heap<'_> {
                 b += 1;
                 continue;
             }
-            let s = self.size(b);
+            // The top holds no size: it is the rest of the map.
+            let s = if b == top { self.end - b } else { self.size(b) };
             if s == 0 || b + s > self.end {
                 return broken(BadSize, b);
             }
@@ -125,20 +126,19 @@ impl Heap<'_> {
                 }
                 i += 1;
             }
-            if self.size(b + s - 1) != s {
+            if b != top && self.size(b + s - 1) != s {
                 return broken(SizeCopy, b + s - 1);
             }
             if b + s < self.end && self.map_get(b + s) & USED_BIT == 0 {
                 return broken(FreeRunsTouch, b + s);
             }
-            if b + s == self.end {
+            if b == top {
                 if self.tree_has(b) {
                     return broken(TopInTree, b);
                 }
                 if self.map_get(b) == RED {
                     return broken(StrayRed, b);
                 }
-                top = b;
             } else if s <= BINNED {
                 if !self.bin_has(b, s) {
                     return broken(RunNotInBin, b);
@@ -152,7 +152,7 @@ impl Heap<'_> {
         }
         let used = self.end - self.first - free;
         let tree_runs = runs - binned - if top == self.end { 0 } else { 1 };
-        if used != self.used_blocks || nodes != tree_runs || self.peak_used < used || top != self.top {
+        if used != self.used_blocks || nodes != tree_runs || top != self.top {
             return broken(Stats, 0);
         }
         Ok(())
@@ -216,8 +216,9 @@ impl Heap<'_> {
         Ok(hs + if red { 0 } else { 1 })
     }
 
-    /// Checks every bin's list (see [`BinLink`](InvariantKind::BinLink)); returns how many runs they hold.
-    fn check_bins(&self) -> Result<u32, Invariant> {
+    /// Checks every bin's list (see [`BinLink`](InvariantKind::BinLink)) against the map's top; returns how
+    /// many runs they hold.
+    fn check_bins(&self, top: u32) -> Result<u32, Invariant> {
         let mut total = 0;
         let mut s = 1;
         while s <= BINNED {
@@ -232,6 +233,7 @@ impl Heap<'_> {
                 if !run_start
                     || self.map_get(r) != super::map::FREE
                     || self.size(r) != s
+                    || r >= top
                     || r + s >= self.end
                     || self.bin_prev(r) != prev
                     || total >= self.end - self.first

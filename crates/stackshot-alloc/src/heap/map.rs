@@ -164,6 +164,16 @@ impl Heap<'_> {
         runs
     }
 
+    /// The top as the map shows it: the first of the free codes that end the map, or `end` when the last
+    /// block is used. Block by block: for the checker and views.
+    pub(super) fn map_top(&self) -> u32 {
+        let mut b = self.end;
+        while b > self.first && self.map_get(b - 1) & USED_BIT == 0 {
+            b -= 1;
+        }
+        b
+    }
+
     /// The last block of the used run that starts at `b` (its `LAST` code). Block by block: for `resize`,
     /// not the hot paths.
     pub(super) fn used_run_end(&self, b: u32) -> u32 {

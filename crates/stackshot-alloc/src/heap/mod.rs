@@ -19,12 +19,13 @@
 //! - Map: managed block `first + i` has the two bits `2·(i % 4)` of map byte `i / 4`; codes (`src/heap/map.rs`):
 //!   `00` free, `11` used, `01` used and last of its run, `10` first block of a free run whose node is red.
 //!   The spare fourth code holds the red-black colour, so the node needs no bit of its own.
-//! - Node, in the first block of every free run: `smaller: u16, larger: u16, parent: u16, size: u16` (size in
-//!   blocks); the run's last block repeats `size` at the same offset 6 (for a 1-block run the two coincide).
+//! - Node, in the first block of every free run but the top: `smaller: u16, larger: u16, parent: u16, size: u16`
+//!   (size in blocks); the run's last block repeats `size` at the same offset 6 (for a 1-block run the two
+//!   coincide).
 //! - The top: the free run that ends the heap, if the last block is free. It is kept out of the tree and the
-//!   bins (only its `size` fields count), so that the common allocation from the end of the heap and the free
-//!   next to it touch no node; the `Heap` keeps its first block (`top`, or `end` when there is none) beside
-//!   the map.
+//!   bins and holds no fields at all: the `Heap` keeps its first block (`top`, or `end` when there is none)
+//!   beside the map, so its size is `end - top`, and the common allocation from the end of the heap and the
+//!   free next to it write nothing in it.
 //! - Bins (`src/heap/bins.rs`): every other free run of up to [`BINNED`] blocks is in the doubly linked list of
 //!   its size instead of the tree: `next: u16` at offset 0 and `prev: u16` at offset 2 of its first block
 //!   (0 = none), its map code `FREE`. The `Heap` keeps the lists' heads and a mask of the non-empty ones beside
@@ -50,14 +51,16 @@
 //! 3. The bins: each list, from its head, holds first blocks of free runs of its size that are not the top,
 //!    each `prev` naming the entry before, no more entries than blocks, and the mask bit is set exactly when
 //!    the head is not 0 \[`BinLink`\]. The map, walked in block order, splits into runs: a used run is `11`…
-//!    ended by `01` \[`Unterminated`\]; a free run starts at a block whose size is ≥ 1 and ends inside the heap
-//!    \[`BadSize`\], has only `00` blocks after its first \[`UsedInFreeRun`, `StrayRed`\], repeats its size in
-//!    its last block \[`SizeCopy`\], is followed by a used block or the end \[`FreeRunsTouch`\], and is the
-//!    top, which has no node \[`TopInTree`\] and whose first code is not red \[`StrayRed`\], or is in the bin
-//!    of its size if it has at most [`BINNED`] blocks \[`RunNotInBin`\], or else has a node in the tree
-//!    \[`RunNotInTree`\]. With 2, each free run is in exactly one place.
-//! 4. The counters (blocks in use, peak ≥ used) and the top's first block agree with the map and the tree
-//!    \[`Stats`\].
+//!    ended by `01` \[`Unterminated`\]; the free codes that end the map are the top, which has no node
+//!    \[`TopInTree`\] and whose first code is not red \[`StrayRed`\]; every other free run starts at a block
+//!    whose size is ≥ 1 and ends inside the heap \[`BadSize`\], has only `00` blocks after its first
+//!    \[`UsedInFreeRun`, `StrayRed`\], repeats its size in its last block \[`SizeCopy`\], is followed by a used
+//!    block \[`FreeRunsTouch`\], and is in the bin of its size if it has at most [`BINNED`] blocks
+//!    \[`RunNotInBin`\], or else has a node in the tree \[`RunNotInTree`\]. With 2, each free run is in
+//!    exactly one place.
+//! 4. The count of blocks in use and the top's first block agree with the map, and the tree holds as many
+//!    nodes as the map has runs for it \[`Stats`\]. (The peak has no invariant of its own: `free` folds the
+//!    use into it before the use falls, so that `alloc` need not compare.)
 //!
 //! [`Header`]: InvariantKind::Header
 //! [`NodeOutOfRange`]: InvariantKind::NodeOutOfRange
@@ -107,8 +110,8 @@
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
 //!   successor's.
 //!
-//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 796 bytes for `heap_alloc`,
-//! 1 104 for `heap_free`, and 5 412 for the out-of-line functions: 7 312 bytes of IWRAM. `docs/benchmarks.md`
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 788 bytes for `heap_alloc`,
+//! 1 140 for `heap_free`, and 5 104 for the out-of-line functions: 7 032 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -134,7 +137,7 @@ pub use map::Block;
 pub use stats::Stats;
 pub use view::{Counters, HeapView, NodeField, Run, Side, TreeNode};
 
-use bins::BINS;
+use bins::{BINS, lowest_bit};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use map::{USED, USED_BIT};
@@ -188,9 +191,10 @@ pub struct Heap<'a> {
     /// with bit `s` set when bin `s` is not empty.
     bins: [u16; BINS],
     binned: u32,
-    /// Managed blocks in use (counted up, so that the peak needs no subtraction).
+    /// Managed blocks in use.
     used_blocks: u32,
-    /// Most blocks ever in use at once.
+    /// Most blocks in use at once up to the last free: a peak is followed by a free (or is now), so `free`
+    /// keeps it instead of every `alloc`; the peak is the larger of this and `used_blocks`.
     peak_used: u32,
     /// Allocation requests refused, and frees refused; both saturate at `u32::MAX`.
     failed: u32,
@@ -244,7 +248,7 @@ impl<'a> Heap<'a> {
         }
         heap.set_header(HDR_COUNT, total - first);
         heap.set_header(HDR_ROOT, NIL);
-        heap.make_run(first, total - first);
+        // Every managed block is the top, which holds no fields.
         Ok(heap)
     }
 
@@ -274,8 +278,15 @@ impl<'a> Heap<'a> {
         // The smallest run that fits: a binned one, else one in the tree (all larger than the bins'); the top
         // when it is smaller still (it comes after every run of its size: it ends the heap).
         let top_size = self.end - self.top;
-        let s = if n <= BINNED { self.bin_fit(n) } else { 0 };
-        if s != 0 {
+        // The non-empty bins from n on, as the mask's bits from bit 0.
+        let fits = if n <= BINNED { self.binned >> n } else { 0 };
+        if fits != 0 {
+            if fits & 1 != 0 {
+                // A run of exactly n blocks: the best fit (a top of n blocks comes after it).
+                let run = self.bin_pop(n);
+                return Ok(self.hand_out(run, n));
+            }
+            let s = n + lowest_bit(fits);
             if top_size >= n && top_size < s {
                 return Ok(self.take_top(self.top, n));
             }
@@ -454,7 +465,7 @@ impl<'a> Heap<'a> {
     }
 
     /// Hands out blocks `start..start + n` of the top; what is left in front of them becomes a tree run, what
-    /// is left behind them the top.
+    /// is left behind them the top (nothing to write: the top holds no fields).
     #[inline(always)]
     fn take_top(&mut self, start: u32, n: u32) -> NonNull<u8> {
         let top = self.top;
@@ -462,16 +473,12 @@ impl<'a> Heap<'a> {
             // The padding in front: the block before it is used or the map.
             self.add_run(top, start - top);
         }
-        let after = start + n;
-        if after != self.end {
-            self.make_run(after, self.end - after);
-        }
-        self.top = after;
+        self.top = start + n;
         self.hand_out(start, n)
     }
 
-    /// Marks blocks `start..start + n`, taken out of the free runs, as a used run, counts them and returns
-    /// their address.
+    /// Marks blocks `start..start + n`, taken out of the free runs, as a used run, counts them (the peak is
+    /// `free`'s to keep) and returns their address.
     #[inline(always)]
     fn hand_out(&mut self, start: u32, n: u32) -> NonNull<u8> {
         // Taken before the map is written: after a store into the region the compiler reads `self.base` again,
@@ -479,11 +486,7 @@ impl<'a> Heap<'a> {
         // SAFETY: start is a managed block, so base + 8·start is inside the region and not null.
         let p = unsafe { NonNull::new_unchecked(self.base.add(start as usize * 8)) };
         self.mark_used(start, n);
-        let used = self.used_blocks + n;
-        self.used_blocks = used;
-        if used > self.peak_used {
-            self.peak_used = used;
-        }
+        self.used_blocks += n;
         p
     }
 
@@ -491,6 +494,11 @@ impl<'a> Heap<'a> {
     /// at the start of a used run, or at a free block are refused and the heap is left as it was.
     #[inline(always)]
     pub fn free(&mut self, ptr: NonNull<u8>) -> Result<(), HeapError> {
+        // The use may be at a peak before it falls: the peak is kept here rather than by every allocation
+        // (first, while registers are free; a refused free leaves the use as it was, and the peak stays true).
+        if self.used_blocks > self.peak_used {
+            self.peak_used = self.used_blocks;
+        }
         let (b, prev) = match self.run_start(ptr) {
             Ok(found) => found,
             Err(e) => return self.refuse_free(e),
@@ -507,7 +515,6 @@ impl<'a> Heap<'a> {
                 self.unindex_run(start, b - start);
             }
             self.top = start;
-            self.make_run(start, self.end - start);
             return Ok(());
         }
         // Block b-1 is the last of a free run: its size copy leads to that run's first block. Block `after`
@@ -593,7 +600,11 @@ impl<'a> Heap<'a> {
         if n > old {
             let next = e + 1;
             let k = n - old;
-            if next >= self.end || self.map_get(next) & USED_BIT != 0 || self.size(next) < k {
+            // The top's size is not in its blocks.
+            if next >= self.end
+                || self.map_get(next) & USED_BIT != 0
+                || (if next == self.top { self.end - next } else { self.size(next) }) < k
+            {
                 return Err(HeapError::OutOfMemory);
             }
             // The run behind gives up its first k blocks as an allocation would; then the old blocks and the new

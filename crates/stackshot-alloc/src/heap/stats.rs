@@ -39,10 +39,15 @@ impl Heap<'_> {
             used_bytes: self.used_blocks * 8,
             largest_free: self.largest_free_blocks() * 8,
             free_runs: self.count_free_runs(),
-            peak_used: self.peak_used * 8,
+            peak_used: self.peak_blocks() * 8,
             failed_requests: self.failed,
             bad_frees: self.bad_frees,
         }
+    }
+
+    /// Most blocks ever in use at once: the peak `free` kept, or the use now if higher.
+    pub(super) fn peak_blocks(&self) -> u32 {
+        if self.used_blocks > self.peak_used { self.used_blocks } else { self.peak_used }
     }
 
     /// The size of the largest free run: the top, or the tree's rightmost node, which holds its largest key, or

@@ -231,6 +231,19 @@ fn fragmented(w: &mut [u64]) -> (Heap<'_>, Vec<NonNull<u8>>) {
     (h, live)
 }
 
+/// A heap with one free run besides the top: 40 blocks (a tree run) between two used blocks; and its block.
+fn tree_run_of_40(w: &mut [u64]) -> (Heap<'_>, u32) {
+    let mut h = Heap::new(bytes(w)).unwrap();
+    let _a = h.alloc(8, 8).unwrap();
+    let b = h.alloc(8 * 40, 8).unwrap();
+    let _c = h.alloc(8, 8).unwrap();
+    h.free(b).unwrap();
+    ok(&h);
+    let f = block_of(&h, b);
+    assert_eq!((h.root(), h.size(f)), (f, 40));
+    (h, f)
+}
+
 /// A node with a parent and, if asked, its own children, satisfying `pred`.
 fn find_node(h: &Heap, pred: impl Fn(&Heap, u32) -> bool) -> u32 {
     (h.first..h.end)
@@ -333,17 +346,17 @@ fn checker_names_each_broken_invariant_and_block() {
     h.map_set(h.end - 1, USED);
     expect(&h, Unterminated, block_of(&h, p));
 
-    // Bad size: the only run claims more blocks than the heap has.
+    // A free run of 40 blocks between used ones (the top holds no size to break): it claims more blocks than
+    // the heap has.
     let mut w = region(4096);
-    let mut h = Heap::new(bytes(&mut w)).unwrap();
-    let f = h.first;
-    poke(&mut h, f, SIZE, 497);
+    let (mut h, f) = tree_run_of_40(&mut w);
+    let past = (h.end - f + 1) as u16;
+    poke(&mut h, f, SIZE, past);
     expect(&h, BadSize, f);
 
     // Used block inside a free run, and a stray red code there.
     let mut w = region(4096);
-    let mut h = Heap::new(bytes(&mut w)).unwrap();
-    let f = h.first;
+    let (mut h, f) = tree_run_of_40(&mut w);
     h.map_set(f + 7, USED);
     expect(&h, UsedInFreeRun, f + 7);
     h.map_set(f + 7, RED);
@@ -351,18 +364,16 @@ fn checker_names_each_broken_invariant_and_block() {
 
     // Size copy.
     let mut w = region(4096);
-    let mut h = Heap::new(bytes(&mut w)).unwrap();
-    let e = h.end;
-    poke(&mut h, e - 1, SIZE, 5);
-    expect(&h, SizeCopy, e - 1);
+    let (mut h, f) = tree_run_of_40(&mut w);
+    poke(&mut h, f + 39, SIZE, 5);
+    expect(&h, SizeCopy, f + 39);
 
-    // Two free runs touch: the only run claims one block less (copy moved along), leaving a free block after.
+    // Two free runs touch: the run claims one block less (copy moved along), leaving a free block after.
     let mut w = region(4096);
-    let mut h = Heap::new(bytes(&mut w)).unwrap();
-    let (f, e) = (h.first, h.end);
-    poke(&mut h, f, SIZE, 495);
-    poke(&mut h, e - 2, SIZE, 495);
-    expect(&h, FreeRunsTouch, e - 1);
+    let (mut h, f) = tree_run_of_40(&mut w);
+    poke(&mut h, f, SIZE, 39);
+    poke(&mut h, f + 38, SIZE, 39);
+    expect(&h, FreeRunsTouch, f + 39);
 
     // A used run marked free in the map (with a valid size) but not in the tree, or (small) not in its bin.
     for (blocks, kind) in [(BINNED + 5, RunNotInTree), (3, RunNotInBin)] {
@@ -425,6 +436,7 @@ fn checker_names_each_broken_invariant_and_block() {
     let _c = h.alloc(8, 8).unwrap();
     h.free(b).unwrap();
     let top = h.top;
+    h.make_run(top, h.end - top);
     h.tree_insert(top);
     expect(&h, TopInTree, top);
 
@@ -1150,7 +1162,10 @@ fn runs_by_map(h: &Heap) -> Vec<(bool, u32, u32)> {
     while b < h.end {
         let start = b;
         if h.block(b - h.first) == Some(Block::Free) {
-            b += h.size(b);
+            // Free runs never touch: a free run is the free codes up to the next used one.
+            while h.block(b - h.first) == Some(Block::Free) {
+                b += 1;
+            }
             runs.push((false, start, b - start));
         } else {
             while h.block(b - h.first) == Some(Block::Used) {

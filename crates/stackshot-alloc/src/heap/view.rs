@@ -232,8 +232,9 @@ impl<'a> HeapView<'a> {
         self.heap.field(b, Self::field_offset(0, field))
     }
 
-    /// The runs in map order: a used run ends at a `0b01` code, a free run is as long as its size says (cut
-    /// to at least one block and at most the end, so that a broken map still ends the walk).
+    /// The runs in map order: a used run ends at a `0b01` code, the top at the end, another free run is as
+    /// long as its size says (cut to at least one block and at most the end, so that a broken map still ends
+    /// the walk).
     pub fn runs(&self) -> impl Iterator<Item = Run> + '_ {
         let mut b = self.heap.first;
         core::iter::from_fn(move || {
@@ -247,6 +248,8 @@ impl<'a> HeapView<'a> {
                     b += 1;
                 }
                 b += 1;
+            } else if b == self.heap.top {
+                b = self.heap.end;
             } else {
                 b += self.heap.size(b).clamp(1, self.heap.end - b);
             }
@@ -255,7 +258,7 @@ impl<'a> HeapView<'a> {
     }
 
     /// The top: the free run that ends the heap (kept out of the tree and the bins), if the last block is
-    /// free; found from the size its last block repeats.
+    /// free; found in the map (the free codes that end it).
     pub fn top(&self) -> Option<Run> {
         self.heap.top_run()
     }
@@ -303,17 +306,12 @@ impl<'a> HeapView<'a> {
 impl Heap<'_> {
     /// What the heap keeps outside its region, for a [`HeapView`] of a copy of the region.
     pub fn counters(&self) -> Counters {
-        Counters { used_blocks: self.used_blocks, peak_used: self.peak_used, bins: self.bins }
+        Counters { used_blocks: self.used_blocks, peak_used: self.peak_blocks(), bins: self.bins }
     }
 
-    /// The top as the map shows it: the free run whose last block ends the heap, its start from the size
-    /// that block repeats (cut to the managed blocks).
+    /// The top as the map shows it (see `map_top`).
     fn top_run(&self) -> Option<Run> {
-        let last = self.end - 1;
-        if self.end <= self.first || self.map_get(last) & USED_BIT != 0 {
-            return None;
-        }
-        let blocks = self.size(last).clamp(1, self.end - self.first);
-        Some(Run { used: false, start: self.end - blocks, blocks })
+        let start = self.map_top();
+        (start < self.end).then(|| Run { used: false, start, blocks: self.end - start })
     }
 }
