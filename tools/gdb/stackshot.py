@@ -351,11 +351,11 @@ class HeapImage:
             return ("NodeOutOfRange", root)
         if self.is_red(root):
             return ("RedRoot", root)
+        top = self.map_top()
         nodes = [0]
-        broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, nodes)
+        broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, top, nodes)
         if isinstance(broken, tuple):
             return broken
-        top = self.map_top()
         broken = self.check_bins(top)
         if isinstance(broken, tuple):
             return broken
@@ -385,8 +385,6 @@ class HeapImage:
             if b + s < self.end and self.code(b + s) & USED_BIT == 0:
                 return ("FreeRunsTouch", b + s)
             if b == top:
-                if self.tree_has(b):
-                    return ("TopInTree", b)
                 if self.code(b) == RED:
                     return ("StrayRed", b)
             elif s <= BINNED:
@@ -403,7 +401,7 @@ class HeapImage:
             return ("Stats", 0)
         return None
 
-    def check_subtree(self, x, parent, lo, hi, depth, nodes):
+    def check_subtree(self, x, parent, lo, hi, depth, top, nodes):
         """The black height of the subtree at x, or the (kind, block) of the first broken invariant."""
         if x == NIL:
             return 1
@@ -415,6 +413,8 @@ class HeapImage:
             return ("NodeNotFree", x)
         if x > self.first and self.code(x - 1) & USED_BIT == 0:
             return ("NodeNotRunStart", x)
+        if x == top:
+            return ("TopInTree", x)
         if self.node(x, NODE_PARENT) != parent:
             return ("ParentLink", x)
         k = self.key(x)
@@ -426,10 +426,10 @@ class HeapImage:
         if self.size(x) <= BINNED:
             return ("SmallInTree", x)
         nodes[0] += 1
-        hs = self.check_subtree(self.node(x, NODE_SMALLER), x, lo, k, depth + 1, nodes)
+        hs = self.check_subtree(self.node(x, NODE_SMALLER), x, lo, k, depth + 1, top, nodes)
         if isinstance(hs, tuple):
             return hs
-        hl = self.check_subtree(self.node(x, NODE_LARGER), x, k, hi, depth + 1, nodes)
+        hl = self.check_subtree(self.node(x, NODE_LARGER), x, k, hi, depth + 1, top, nodes)
         if isinstance(hl, tuple):
             return hl
         if hs != hl:
@@ -446,7 +446,7 @@ class HeapImage:
             prev, r = NIL, head
             while r != NIL:
                 run_start = self.managed(r) and (r == self.first or self.code(r - 1) & USED_BIT)
-                if (not run_start or self.code(r) != 0 or self.size(r) != s or r >= top
+                if (not run_start or self.code(r) != 0 or r >= top or self.size(r) != s
                         or r + s >= self.end
                         or self.node(r, BIN_PREV) != prev or total >= self.end - self.first):
                     return ("BinLink", r)

@@ -4,7 +4,7 @@
 //! pushes or unlinks a run in a few stores: the sizes games ask for most never touch the tree.
 //!
 //! A binned run's first block holds `next: u16` at offset 0 and `prev: u16` at offset 2 (0 = none), and its size
-//! at offset 6 like every free run; its map code is `FREE`.
+//! at offset 6 like every free run but the top; its map code is `FREE`.
 
 use super::Heap;
 use super::tree::NIL;

@@ -440,6 +440,15 @@ fn checker_names_each_broken_invariant_and_block() {
     h.tree_insert(top);
     expect(&h, TopInTree, top);
 
+    // The top's first block put in a bin, as if a free had filed it there with a size short of the end.
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let _a = h.alloc(8, 8).unwrap();
+    let top = h.top;
+    h.make_run(top, 3);
+    h.bin_push(top, 3);
+    expect(&h, BinLink, top);
+
     // The top's first block with the red code.
     let mut w = region(4096);
     let mut h = Heap::new(bytes(&mut w)).unwrap();
@@ -1102,6 +1111,18 @@ fn a_refused_free_of_an_owner_is_counted() {
     let stats = locked.with(|h| h.stats()).unwrap();
     assert_eq!((stats.bad_frees, stats.used_bytes, stats.free_runs), (2, 0, 1));
     assert_eq!(locked.with(|h| h.check()), Ok(Ok(())));
+}
+
+// The checker reads nothing of the top, which holds no fields: a `GlobalHeap`'s region starts uninitialised,
+// and reading the top's first block would be undefined behaviour (Miri reports it).
+#[test]
+fn the_checker_reads_nothing_of_an_uninitialised_top() {
+    static G: GlobalHeap<Spin, 1024> = GlobalHeap::new();
+    let layout = Layout::from_size_align(8, 8).unwrap();
+    // SAFETY: a valid layout; the block is never used or freed.
+    let p = unsafe { G.alloc(layout) };
+    assert!(!p.is_null());
+    assert_eq!(G.heap().with(|h| h.check()).unwrap(), Ok(()));
 }
 
 // Issue 15: `GlobalHeap` sets itself up on first use; the peak can be started over; `Heap` prints.

@@ -223,7 +223,7 @@ impl<'a> HeapView<'a> {
     }
 
     /// `field` of managed block `b`'s node, as the region holds it (meaningful at the first block of a free
-    /// run, and for `Size` at its last).
+    /// run but the top, and for `Size` at its last).
     ///
     /// # Panics
     /// If `b` is not managed.
