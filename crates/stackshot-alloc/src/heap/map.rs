@@ -108,7 +108,19 @@ impl Heap<'_> {
         let (p, shift) = self.map_word(b);
         let end = shift + 2 * n;
         if end > 32 {
-            return self.mark_used_words(b, n);
+            if end > 64 {
+                return self.mark_used_words(b, n);
+            }
+            // Two words: b's from its code on, and the next through the last code, at `end - 34` in it.
+            // SAFETY: every shift is below 32 (shift <= 30, and 34 <= end <= 64: end is even); the run's last
+            // block is managed, so the word after p, which holds its code, is a managed block's map word.
+            unsafe {
+                *p |= (!0u32).unchecked_shl(shift);
+                let q = p.add(1);
+                let m = (!0u32).unchecked_shr(64 - end);
+                *q = (*q | m) & !2u32.unchecked_shl(end - 34);
+            }
+            return;
         }
         // The run's codes all lie in b's word: its bits, all set (`USED`), but the last code's high bit (`LAST`).
         // SAFETY: every shift is below 32 (n >= 1 and shift + 2n = end <= 32), so the compiler need not mask
