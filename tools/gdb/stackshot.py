@@ -351,7 +351,7 @@ class HeapImage:
             return ("NodeOutOfRange", root)
         if self.is_red(root):
             return ("RedRoot", root)
-        top = self.map_top()
+        top = min(self.map_top(), self.top) if self.managed(self.top) else self.map_top()
         nodes = [0]
         broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, top, nodes)
         if isinstance(broken, tuple):

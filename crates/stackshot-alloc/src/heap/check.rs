@@ -90,7 +90,9 @@ impl Heap<'_> {
             return broken(RedRoot, root);
         }
         // The top's blocks may never have been written (a region given uninitialised): nothing of them is read.
-        let top = self.map_top();
+        // It starts where the map's free codes that end it start, or where the heap says, if that is before:
+        // a stray used code inside the top then leaves the top's start unread (UsedInFreeRun names the code).
+        let top = if self.managed(self.top) { self.map_top().min(self.top) } else { self.map_top() };
         let mut nodes = 0;
         self.check_subtree(root, NIL, 0, u32::MAX, 1, top, &mut nodes)?;
         let binned = self.check_bins(top)?;

@@ -112,8 +112,9 @@ impl Heap<'_> {
                 return self.mark_used_words(b, n);
             }
             // Two words: b's from its code on, and the next through the last code, at `end - 34` in it.
-            // SAFETY: every shift is below 32 (shift <= 30, and 34 <= end <= 64: end is even); the run's last
-            // block is managed, so the word after p, which holds its code, is a managed block's map word.
+            // SAFETY: every shift is below 32 (shift <= 30, and 34 <= end <= 64: end is even); p is b's map word
+            // (see `map_word`), and the run's last block is managed, so the word after p, which holds its code,
+            // is a managed block's map word too; nothing else accesses the map.
             unsafe {
                 *p |= (!0u32).unchecked_shl(shift);
                 let q = p.add(1);

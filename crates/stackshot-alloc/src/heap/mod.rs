@@ -105,8 +105,8 @@
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with an OR of its mask and one
 //!   bit cleared (the used codes are chosen for it: `11`, and `01` for the last), inline for a run whose codes
 //!   lie in one word or two (two words through a call cost more: the AI trace's slowest allocation 206 cycles
-//!   instead of 169, the random mix's median 204 instead of 166, measured), `free` finds the end-of-run code `01` with `w & !(w >> 1)` on whole words and
-//!   clears up to it with one mask.
+//!   instead of 169, the random mix's median 204 instead of 166, measured), `free` finds the end-of-run code
+//!   `01` with `w & !(w >> 1)` on whole words and clears up to it with one mask.
 //! - After a split of a tree run, what is left usually takes the run's node over in place (new block, smaller
 //!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor, and the key stays
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
@@ -179,9 +179,9 @@ pub enum HeapError {
 
 /// A tree-heap over a borrowed region. See the [module docs](self) for layout and invariants.
 ///
-/// `repr(C)` with the bin heads last: a store to a head (at an index the compiler cannot bound) then cannot
-/// reach the fields before it, so the hot paths do not load them again after it (measured: 13 cycles off an
-/// allocation from a bin).
+/// `repr(C)` with the bin heads last: a store to a head (at an index the compiler cannot bound) then lies
+/// past every other field, and LLVM no longer loads them again after it (an optimiser's effect, not a language
+/// guarantee; measured: 13 cycles off an allocation from a bin).
 #[derive(Debug)]
 #[repr(C)]
 pub struct Heap<'a> {
@@ -405,8 +405,8 @@ impl<'a> Heap<'a> {
 
     /// Hands out blocks `start..start + n` of the free run `run`, the top, binned or in the tree (`below` is its
     /// predecessor in key order, NIL for none, or `UNKNOWN`, which moves a tree run's node by removing and
-    /// inserting; only read for a tree run when something is left): what is left becomes one or two free runs. Out of line: shared by the tree's, the aligned and the
-    /// resizing paths.
+    /// inserting; only read for a tree run when something is left): what is left becomes one or two free runs.
+    /// Out of line: shared by the tree's, the aligned and the resizing paths.
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_take"))]
     fn take(&mut self, run: u32, below: u32, start: u32, n: u32) -> NonNull<u8> {

@@ -1123,6 +1123,15 @@ fn the_checker_reads_nothing_of_an_uninitialised_top() {
     let p = unsafe { G.alloc(layout) };
     assert!(!p.is_null());
     assert_eq!(G.heap().with(|h| h.check()).unwrap(), Ok(()));
+    // A stray used code inside the top: the check names it, still reading nothing of the top's blocks.
+    let mut region = core::mem::MaybeUninit::<[u64; 128]>::uninit();
+    // SAFETY: the buffer is valid for reads and writes of its 1,024 bytes for as long as the heap, which alone
+    // uses it.
+    let mut h = unsafe { Heap::from_raw(region.as_mut_ptr().cast(), 1024) }.unwrap();
+    h.alloc(8, 8).unwrap();
+    let stray = h.top + 3;
+    h.map_set(stray, LAST);
+    assert_eq!(h.check(), Err(Invariant { kind: InvariantKind::UsedInFreeRun, block: stray }));
 }
 
 // Issue 15: `GlobalHeap` sets itself up on first use; the peak can be started over; `Heap` prints.
