@@ -197,15 +197,14 @@ impl Heap<'_> {
         e
     }
 
-    /// Clears the used run that starts at `b` to `FREE` through its end mark. Returns its last block `e` and
-    /// whether block `e + 1` is free (false at the end of the heap).
+    /// Clears the used run that starts at `b` to `FREE` through its end mark. Returns its last block.
     #[inline(always)]
-    pub(super) fn clear_used_run(&mut self, b: u32) -> (u32, bool) {
+    pub(super) fn clear_used_run(&mut self, b: u32) -> u32 {
         let (mut p, shift) = self.map_word(b);
         let mut from = !0u32 << shift;
         // SAFETY: p starts at b's map word and moves on only while no end mark is at or after b in it; the
         // run's end mark is inside the heap (invariant 3), so every word read or written is a managed block's
-        // (see `map_word`). The word after the last one is read only when block e + 1 is managed.
+        // (see `map_word`).
         unsafe {
             let mut v = *p;
             // The low bit of each `LAST` code (low bit set, high bit clear) at or after b.
@@ -225,9 +224,7 @@ impl Heap<'_> {
             // then keeps every bit.
             let next = low << 2;
             *p = v & !(from & next.wrapping_sub(1));
-            let e = b - (shift >> 1) + (words << 4) + code_index(low);
-            let next_free = e + 1 < self.end && if next != 0 { v & next == 0 } else { *p.add(1) & 1 == 0 };
-            (e, next_free)
+            b - (shift >> 1) + (words << 4) + code_index(low)
         }
     }
 }

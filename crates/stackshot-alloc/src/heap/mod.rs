@@ -113,7 +113,7 @@
 //!   successor's.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 268 bytes for `heap_alloc`,
-//! 1 128 for `heap_free`, and 5 352 for the out-of-line functions: 7 748 bytes of IWRAM. `docs/benchmarks.md`
+//! 1 088 for `heap_free`, and 5 352 for the out-of-line functions: 7 708 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -510,7 +510,7 @@ impl<'a> Heap<'a> {
             Ok(found) => found,
             Err(e) => return self.refuse_free(e),
         };
-        let (e, next_free) = self.clear_used_run(b);
+        let e = self.clear_used_run(b);
         self.used_blocks -= e + 1 - b;
         let below_free = prev & USED_BIT == 0;
         let after = e + 1;
@@ -527,7 +527,8 @@ impl<'a> Heap<'a> {
         // Block b-1 is the last of a free run: its size copy leads to that run's first block. Block `after`
         // starts a free run: its size is right there.
         let below_size = if below_free { self.size(b - 1) } else { 0 };
-        let above_size = if next_free { self.size(after) } else { 0 };
+        // `after` is managed: a run that ends the heap is followed by the top, even an empty one (`end`).
+        let above_size = if self.map_get(after) & USED_BIT == 0 { self.size(after) } else { 0 };
         if below_size > BINNED || above_size > BINNED {
             self.merge(b, after, below_size, above_size);
             return Ok(());
