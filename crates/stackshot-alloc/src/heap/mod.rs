@@ -104,16 +104,16 @@
 //!   free next to the top grows it. None of these touch the tree.
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with an OR of its mask and one
 //!   bit cleared (the used codes are chosen for it: `11`, and `01` for the last), inline for a run whose codes
-//!   lie in one word or two (two words through a call cost more: the AI trace's slowest allocation 206 cycles
-//!   instead of 169, the random mix's median 204 instead of 166, measured), `free` finds the end-of-run code
-//!   `01` with `w & !(w >> 1)` on whole words and clears up to it with one mask.
+//!   lie in one word or two (two words through a call cost more, measured when this was written: the AI
+//!   trace's slowest allocation 206 cycles instead of 169, the random mix's median 204 instead of 166), `free`
+//!   finds the end-of-run code `01` with `w & !(w >> 1)` on whole words and clears up to it with one mask.
 //! - After a split of a tree run, what is left usually takes the run's node over in place (new block, smaller
 //!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor, and the key stays
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
 //!   successor's.
 //!
-//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 268 bytes for `heap_alloc`,
-//! 1 088 for `heap_free`, and 5 352 for the out-of-line functions: 7 708 bytes of IWRAM. `docs/benchmarks.md`
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 232 bytes for `heap_alloc`,
+//! 1 088 for `heap_free`, and 5 352 for the out-of-line functions: 7 672 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -322,14 +322,13 @@ impl<'a> Heap<'a> {
         Ok(self.take(run, below, run, n))
     }
 
-    /// Hands out the first `n` blocks of the first run of bin `s >= n`; the rest goes to its own bin.
+    /// Hands out the first `n` blocks of the first run of bin `s > n` (an exact fit is `alloc`'s own); the rest
+    /// goes to its own bin.
     #[inline(always)]
     fn take_binned(&mut self, s: u32, n: u32) -> NonNull<u8> {
         let run = self.bin_pop(s);
-        if s != n {
-            self.make_run(run + n, s - n);
-            self.bin_push(run + n, s - n);
-        }
+        self.make_run(run + n, s - n);
+        self.bin_push(run + n, s - n);
         self.hand_out(run, n)
     }
 
