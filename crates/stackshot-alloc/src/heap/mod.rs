@@ -327,7 +327,6 @@ impl<'a> Heap<'a> {
     #[inline(always)]
     fn take_binned(&mut self, s: u32, n: u32) -> NonNull<u8> {
         let run = self.bin_pop(s);
-        self.make_run(run + n, s - n);
         self.bin_push(run + n, s - n);
         self.hand_out(run, n)
     }
@@ -445,10 +444,10 @@ impl<'a> Heap<'a> {
     /// Writes the free run of `size` blocks at `b` (not the top) and puts it in its bin or the tree.
     #[inline(always)]
     fn index_run(&mut self, b: u32, size: u32) {
-        self.make_run(b, size);
         if size <= BINNED {
             self.bin_push(b, size);
         } else {
+            self.make_run(b, size);
             self.tree_insert(b);
         }
     }

@@ -1365,3 +1365,14 @@ fn zeroed_requests_come_back_zero_over_dirty_memory() {
     }
     assert_eq!(locked.with(|h| (h.stats().used_bytes, h.check())), Ok((0, Ok(()))));
 }
+
+#[test]
+fn lowest_bit_agrees_with_trailing_zeros() {
+    let mut rng = crate::rng::Rng::new(0x10B1);
+    // Every value of the low 16 bits (the lookup and the halving's last steps), each bit alone, and random words.
+    let words =
+        (1..=0xFFFF).chain((0..32).map(|k| 1 << k)).chain((0..10_000).map(|_| (rng.next_u32() | 1) << rng.below(32)));
+    for m in words {
+        assert_eq!(super::bins::lowest_bit(m), m.trailing_zeros(), "lowest_bit({m:#x})");
+    }
+}
