@@ -24,8 +24,9 @@ fn slot(s: u32) -> usize {
 
 const NEXT: usize = 0;
 const PREV: usize = 2;
-// `bin_push` writes a first block as two words in this order.
-const _: () = assert!(NEXT == 0 && PREV == 2 && SIZE == 6);
+// `bin_push` writes a first block as two words in this order, low halfword first: the heap assumes a
+// little-endian target (the GBA, and the hosts its tests run on), as the map, read as bytes and as words, does.
+const _: () = assert!(NEXT == 0 && PREV == 2 && SIZE == 6 && cfg!(target_endian = "little"));
 
 impl Heap<'_> {
     /// The first block of each bin's first run, by size in blocks (index 0 unused; 0 = empty): what a debugger
@@ -57,14 +58,14 @@ impl Heap<'_> {
     #[inline(always)]
     pub(super) fn bin_push(&mut self, r: u32, s: u32) {
         let head = self.bin_head(s);
-        // The first block as two little-endian words, which the compiler stores with one STM: `next` (the old
-        // head) and `prev` (none), then the unused u16 at offset 4 and the size.
+        // The first block as two words, two stores instead of three: `next` (the old head) and `prev` (none),
+        // then the unused u16 at offset 4 and the size (little-endian: see the assert at the offsets).
         // SAFETY: r is a managed block (the caller's free run), so its 8 bytes at base + 8·r are inside the
         // region and, base being 8-aligned, word-aligned; no allocation covers a free run.
         unsafe {
             let p = self.base.add(r as usize * 8) as *mut u32;
-            *p = (head | NIL << 16).to_le();
-            *p.add(1) = (s << 16).to_le();
+            *p = head | NIL << 16;
+            *p.add(1) = s << 16;
         }
         self.set_size(r + s - 1, s);
         if head != NIL {
@@ -109,8 +110,8 @@ impl Heap<'_> {
 
 /// The index of the lowest set bit of `m != 0`, looked up when it is among the lowest four, else by halving
 /// (`trailing_zeros` would call a Thumb helper in ROM on ARMv4T): for `alloc`, the smallest non-empty bin above
-/// the request. The lookup saves a split from a bin up to three sizes above about 7 cycles (the random mix's
-/// median allocation 159 → 157, measured). The halving is the same search as the map's `code_index`, kept
+/// the request. The lookup saves a split from a bin up to three sizes above about 7 cycles (measured alone: the
+/// random mix's median allocation 159 → 157). The halving is the same search as the map's `code_index`, kept
 /// apart: that one's bit is at an even position, one step fewer, and sharing this one cost every free 8 to 11
 /// cycles (measured).
 #[inline(always)]

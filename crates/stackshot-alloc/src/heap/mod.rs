@@ -99,7 +99,7 @@
 //! paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
-//!   shift and a halving search for its lowest bit), or the front of the top when it is smaller still or the
+//!   shift, and its lowest bit looked up when among the lowest four, else found by halving), or the front of the top when it is smaller still or the
 //!   tree is empty; a free whose neighbours are binned (or used) unlinks them and pushes the merged run, and a
 //!   free next to the top grows it. None of these touch the tree.
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with an OR of its mask and one

@@ -445,7 +445,6 @@ fn checker_names_each_broken_invariant_and_block() {
     let mut h = Heap::new(bytes(&mut w)).unwrap();
     let _a = h.alloc(8, 8).unwrap();
     let top = h.top;
-    h.make_run(top, 3);
     h.bin_push(top, 3);
     expect(&h, BinLink, top);
 
