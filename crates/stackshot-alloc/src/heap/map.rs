@@ -17,6 +17,9 @@ pub(super) const USED_BIT: u8 = 0b01;
 
 /// The low bit of every code in a map word: `LAST` in all 16 blocks.
 const EVEN: u32 = 0x5555_5555;
+/// `clear_used_run`'s answer for the block after a run whose end mark is its word's last code: an odd bit, which
+/// no code's used bit is.
+pub(super) const AFTER_UNREAD: u32 = 2;
 
 /// What the map says of one managed block, for overlays and debuggers (the red-black colour stays private).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,34 +200,83 @@ impl Heap<'_> {
         e
     }
 
-    /// Clears the used run that starts at `b` to `FREE` through its end mark. Returns its last block.
+    /// Clears the used run that starts at `b` to `FREE` through its end mark. Returns its last block, and the
+    /// used bit of the block after it as the end mark's word held it (its bit at its place: 0 when free), or
+    /// [`AFTER_UNREAD`] when the mark is that word's last code (the block after, if any, is the next word's).
     #[inline(always)]
-    pub(super) fn clear_used_run(&mut self, b: u32) -> u32 {
-        let (mut p, shift) = self.map_word(b);
-        let mut from = !0u32 << shift;
-        // SAFETY: p starts at b's map word and moves on only while no end mark is at or after b in it; the
-        // run's end mark is inside the heap (invariant 3), so every word read or written is a managed block's
-        // (see `map_word`).
-        unsafe {
-            let mut v = *p;
-            // The low bit of each `LAST` code (low bit set, high bit clear) at or after b.
-            let mut ends = v & !(v >> 1) & EVEN & from;
-            // Whole words passed over.
-            let mut words = 0;
-            while ends == 0 {
+    pub(super) fn clear_used_run(&mut self, b: u32) -> (u32, u32) {
+        let (p, shift) = self.map_word(b);
+        let from = !0u32 << shift;
+        // SAFETY: p is b's map word (see `map_word`), and the run's end mark is at or after b's code, inside the
+        // heap (invariant 3): the words read and written up to the mark's hold managed blocks' codes. Nothing
+        // else accesses the map.
+        let (codes, after) = unsafe {
+            let v = *p;
+            let ends = end_marks(v) & from;
+            if ends != 0 {
+                clear_to_mark(p, v, from, ends)
+            } else {
+                // The run goes on into the next word. Most runs that do end there: that word inline, the rest
+                // out of line (with the loop in line, the spills it caused cost every free 10-20 cycles).
                 *p = v & !from;
-                p = p.add(1);
-                words += 1;
-                v = *p;
-                from = !0;
-                ends = v & !(v >> 1) & EVEN;
+                let q = p.add(1);
+                let w = *q;
+                let ends = end_marks(w);
+                let (k, after) = if ends != 0 { clear_to_mark(q, w, !0, ends) } else { clear_words(q) };
+                (16 + k, after)
             }
-            let low = ends & ends.wrapping_neg();
-            // Clear through both bits of the mark; `low << 2` wraps to 0 for the word's last code, and 0 - 1
-            // then keeps every bit.
-            let next = low << 2;
-            *p = v & !(from & next.wrapping_sub(1));
-            b - (shift >> 1) + (words << 4) + code_index(low)
+        };
+        (b - (shift >> 1) + codes, after)
+    }
+}
+
+/// The low bit of each `LAST` code (low bit set, high bit clear) in the map word `v`.
+#[inline(always)]
+fn end_marks(v: u32) -> u32 {
+    v & !(v >> 1) & EVEN
+}
+
+/// Clears the codes `from` selects in the map word at `p`, which holds `v`, through the first end mark in `ends`
+/// (`end_marks(v)`, or some of them). Returns the mark's code index in the word and what `clear_used_run` says of
+/// the block after it.
+///
+/// # Safety
+/// `p` must be a managed block's map word (see `Heap::map_word`), and nothing else may access the map.
+#[inline(always)]
+unsafe fn clear_to_mark(p: *mut u32, v: u32, from: u32, ends: u32) -> (u32, u32) {
+    let low = ends & ends.wrapping_neg();
+    // Clear through both bits of the mark; `low << 2` wraps to 0 for the word's last code, and 0 - 1 then keeps
+    // every bit.
+    let next = low << 2;
+    // SAFETY: the caller's.
+    unsafe { *p = v & !(from & next.wrapping_sub(1)) };
+    (code_index(low), if next != 0 { v & next } else { AFTER_UNREAD })
+}
+
+/// `clear_used_run` from the first code of the map word at `p` on, for a run that spans three words or more:
+/// whole words, then the one with the mark. Returns the mark's code index counted from `p`'s first code, and
+/// what `clear_used_run` says of the block after it.
+///
+/// # Safety
+/// `p` must be a managed block's map word whose codes from the first are the rest of a used run, and nothing
+/// else may access the map.
+#[inline(never)]
+#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_clear_words"))]
+unsafe fn clear_words(mut p: *mut u32) -> (u32, u32) {
+    let mut codes = 0;
+    // SAFETY: p moves on only while the run's end mark, inside the heap (invariant 3), is still ahead: every word
+    // read or written holds managed blocks' codes (see `Heap::map_word`).
+    unsafe {
+        loop {
+            let v = *p;
+            let ends = end_marks(v);
+            if ends != 0 {
+                let (k, after) = clear_to_mark(p, v, !0, ends);
+                return (codes + k, after);
+            }
+            *p = 0;
+            p = p.add(1);
+            codes += 16;
         }
     }
 }

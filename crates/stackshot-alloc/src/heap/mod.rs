@@ -93,27 +93,28 @@
 //! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
 //! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's
 //! search (`alloc_tree`), a split of a tree run and every aligned or resizing split (`take`), bad requests and
-//! alignments above a block (`alloc_other`), a merge with a tree neighbour (`merge`), `tree_insert`,
-//! `tree_remove` and their rotation, and the counting of refusals. The rarest of these are `#[cold]`, so that
-//! the compiler lays the common path out straight, with no taken branch around them. What keeps the common
-//! paths short:
+//! alignments above a block (`alloc_other`), the map clear of a run over three words or more (`clear_words`),
+//! a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove` and their rotation, and the counting of
+//! refusals. The rarest of these are `#[cold]`, so that the compiler lays the common path out straight, with no
+//! taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
-//!   shift, and its lowest bit looked up when among the lowest four, else found by halving), or the front of the top when it is smaller still or the
-//!   tree is empty; a free whose neighbours are binned (or used) unlinks them and pushes the merged run, and a
-//!   free next to the top grows it. None of these touch the tree.
+//!   shift, and its lowest bit looked up when among the lowest four, else found by halving), or the front of
+//!   the top when it is smaller still or the tree is empty; a free whose neighbours are binned (or used) unlinks
+//!   them and pushes the merged run, and a free next to the top grows it. None of these touch the tree.
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with an OR of its mask and one
 //!   bit cleared (the used codes are chosen for it: `11`, and `01` for the last), inline for a run whose codes
 //!   lie in one word or two (two words through a call cost more, measured when this was written: the AI
 //!   trace's slowest allocation 206 cycles instead of 169, the random mix's median 204 instead of 166), `free`
-//!   finds the end-of-run code `01` with `w & !(w >> 1)` on whole words and clears up to it with one mask.
+//!   finds the end-of-run code `01` with `w & !(w >> 1)` on whole words, clears up to it with one mask, and
+//!   reads whether the block after is free from the same word when it holds that block's code too.
 //! - After a split of a tree run, what is left usually takes the run's node over in place (new block, smaller
 //!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor, and the key stays
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
 //!   successor's.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 256 bytes for `heap_alloc`,
-//! 1 100 for `heap_free`, and 5 364 for the out-of-line functions: 7 720 bytes of IWRAM. `docs/benchmarks.md`
+//! 1 192 for `heap_free`, and 5 532 for the out-of-line functions: 7 980 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -142,7 +143,7 @@ pub use view::{Counters, HeapView, NodeField, Run, Side, TreeNode};
 use bins::{BINS, lowest_bit};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
-use map::{USED, USED_BIT};
+use map::{AFTER_UNREAD, USED, USED_BIT};
 use tree::NIL;
 
 /// Header offsets (bytes from the base).
@@ -499,17 +500,17 @@ impl<'a> Heap<'a> {
     /// at the start of a used run, or at a free block are refused and the heap is left as it was.
     #[inline(always)]
     pub fn free(&mut self, ptr: NonNull<u8>) -> Result<(), HeapError> {
-        // The use may be at a peak before it falls: the peak is kept here rather than by every allocation
-        // (first, while registers are free; a refused free leaves the use as it was, and the peak stays true).
-        if self.used_blocks > self.peak_used {
-            self.peak_used = self.used_blocks;
-        }
         let (b, prev) = match self.run_start(ptr) {
             Ok(found) => found,
             Err(e) => return self.refuse_free(e),
         };
-        let e = self.clear_used_run(b);
-        self.used_blocks -= e + 1 - b;
+        let (e, after_used) = self.clear_used_run(b);
+        // The use may be at a peak before it falls: the peak is kept here rather than by every allocation.
+        let used = self.used_blocks;
+        if used > self.peak_used {
+            self.peak_used = used;
+        }
+        self.used_blocks = used - (e + 1 - b);
         let below_free = prev & USED_BIT == 0;
         let after = e + 1;
         if after == self.top {
@@ -525,8 +526,10 @@ impl<'a> Heap<'a> {
         // Block b-1 is the last of a free run: its size copy leads to that run's first block. Block `after`
         // starts a free run: its size is right there.
         let below_size = if below_free { self.size(b - 1) } else { 0 };
-        // `after` is managed: a run that ends the heap is followed by the top, even an empty one (`end`).
-        let above_size = if self.map_get(after) & USED_BIT == 0 { self.size(after) } else { 0 };
+        // `after` is managed: a run that ends the heap is followed by the top, even an empty one (`end`). Its
+        // code is usually in the word the run's end mark was read from.
+        let after_free = if after_used == AFTER_UNREAD { self.map_get(after) & USED_BIT == 0 } else { after_used == 0 };
+        let above_size = if after_free { self.size(after) } else { 0 };
         if below_size > BINNED || above_size > BINNED {
             self.merge(b, after, below_size, above_size);
             return Ok(());

@@ -189,6 +189,48 @@ fn free_merges_with_both_neighbours() {
     assert_eq!(h.stats().largest_free, 3968);
 }
 
+/// A free finds its run's end and the block after it in the map at every place in a word: runs of 1 to 50
+/// blocks (one map word to four) from each of a word's 16 codes, with a free or a used block after them and a
+/// free run below or not.
+#[test]
+fn free_reads_the_run_end_and_the_block_after_at_every_code() {
+    let mut w = region(4096);
+    let (starts, lens): (Vec<u32>, Vec<u32>) = if cfg!(miri) {
+        (vec![0, 1, 15], vec![1, 15, 16, 17, 32, 33, 49])
+    } else {
+        ((0..16).collect(), (1..=50).collect())
+    };
+    for &start in &starts {
+        for &n in &lens {
+            for (below_free, after_free) in [(false, false), (false, true), (true, false), (true, true)] {
+                let mut h = Heap::new(bytes(&mut w)).unwrap();
+                let _front = h.alloc(8 * 16, 8).unwrap();
+                let below = if start > 0 { Some(h.alloc(8 * start as usize, 8).unwrap()) } else { None };
+                let run = h.alloc(8 * n as usize, 8).unwrap();
+                let after = h.alloc(16, 8).unwrap();
+                let _back = h.alloc(8, 8).unwrap();
+                let mut start_block = block_of(&h, run);
+                let mut size = n;
+                if below_free && let Some(p) = below {
+                    h.free(p).unwrap();
+                    start_block -= start;
+                    size += start;
+                }
+                if after_free {
+                    h.free(after).unwrap();
+                    size += 2;
+                }
+                h.free(run).unwrap();
+                ok(&h);
+                let at = alloc::format!("start {start}, {n} blocks, below free {below_free}, after free {after_free}");
+                assert_eq!(h.size(start_block), size, "{at}");
+                let used = 16 + 1 + if below_free { 0 } else { start } + if after_free { 0 } else { 2 };
+                assert_eq!(h.stats().used_bytes, 8 * used, "{at}");
+            }
+        }
+    }
+}
+
 #[test]
 fn best_fit_picks_the_smallest_run_that_fits() {
     let mut w = region(4096);
