@@ -203,6 +203,7 @@ impl Heap<'_> {
     /// Clears the used run that starts at `b` to `FREE` through its end mark. Returns its last block, and the
     /// used bit of the block after it as the end mark's word held it (its bit at its place: 0 when free), or
     /// [`AFTER_UNREAD`] when the mark is that word's last code (the block after, if any, is the next word's).
+    /// The second means nothing for a run that ends the heap: the caller tests for the top first.
     #[inline(always)]
     pub(super) fn clear_used_run(&mut self, b: u32) -> (u32, u32) {
         let (p, shift) = self.map_word(b);
@@ -216,7 +217,7 @@ impl Heap<'_> {
             if ends != 0 {
                 clear_to_mark(p, v, from, ends)
             } else {
-                // The run goes on into the next word. Most runs that do end there: that word inline, the rest
+                // The run goes on into the next word. Most such runs end in it, cleared here; longer ones go
                 // out of line (with the loop in line, the spills it caused cost every free 10-20 cycles).
                 *p = v & !from;
                 let q = p.add(1);
@@ -237,7 +238,7 @@ fn end_marks(v: u32) -> u32 {
 }
 
 /// Clears the codes `from` selects in the map word at `p`, which holds `v`, through the first end mark in `ends`
-/// (`end_marks(v)`, or some of them). Returns the mark's code index in the word and what `clear_used_run` says of
+/// (`end_marks(v)`, or some of them; not 0). Returns the mark's code index in the word and what `clear_used_run` says of
 /// the block after it.
 ///
 /// # Safety

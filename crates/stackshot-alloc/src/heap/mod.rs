@@ -87,7 +87,7 @@
 //!
 //! # Hot paths
 //!
-//! [`Heap::alloc`], [`Heap::free`] and everything they call use plain operators, `if` and `while` (no
+//! [`Heap::alloc`], [`Heap::free`] and everything they call use plain operators, `if`, `while` and `loop` (no
 //! iterators, `Option` combinators, `trailing_zeros` or other core helpers, which would call Thumb code in
 //! ROM). `alloc` and `free` are `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in
 //! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is

@@ -190,10 +190,16 @@ fn free_merges_with_both_neighbours() {
 }
 
 /// A free finds its run's end and the block after it in the map at every place in a word: runs of 1 to 50
-/// blocks (one map word to four) from each of a word's 16 codes, with a free or a used block after them and a
-/// free run below or not.
+/// blocks (one map word to five) from each of a word's 16 codes, with a free run below or not, and after them a
+/// used run, a binned free run (code `FREE`) or a tree run whose node is red (code `RED`).
 #[test]
 fn free_reads_the_run_end_and_the_block_after_at_every_code() {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum After {
+        Used,
+        Binned,
+        RedTree,
+    }
     let mut w = region(4096);
     let (starts, lens): (Vec<u32>, Vec<u32>) = if cfg!(miri) {
         (vec![0, 1, 15], vec![1, 15, 16, 17, 32, 33, 49])
@@ -202,30 +208,43 @@ fn free_reads_the_run_end_and_the_block_after_at_every_code() {
     };
     for &start in &starts {
         for &n in &lens {
-            for (below_free, after_free) in [(false, false), (false, true), (true, false), (true, true)] {
-                let mut h = Heap::new(bytes(&mut w)).unwrap();
-                let _front = h.alloc(8 * 16, 8).unwrap();
-                let below = if start > 0 { Some(h.alloc(8 * start as usize, 8).unwrap()) } else { None };
-                let run = h.alloc(8 * n as usize, 8).unwrap();
-                let after = h.alloc(16, 8).unwrap();
-                let _back = h.alloc(8, 8).unwrap();
-                let mut start_block = block_of(&h, run);
-                let mut size = n;
-                if below_free && let Some(p) = below {
-                    h.free(p).unwrap();
-                    start_block -= start;
-                    size += start;
+            for below_free in [false, true] {
+                for after in [After::Used, After::Binned, After::RedTree] {
+                    let mut h = Heap::new(bytes(&mut w)).unwrap();
+                    let after_len = if after == After::RedTree { 40 } else { 2 };
+                    let _front = h.alloc(8 * 16, 8).unwrap();
+                    let below = if start > 0 { Some(h.alloc(8 * start as usize, 8).unwrap()) } else { None };
+                    let run = h.alloc(8 * n as usize, 8).unwrap();
+                    let next = h.alloc(8 * after_len as usize, 8).unwrap();
+                    let _guard = h.alloc(8, 8).unwrap();
+                    // A tree run freed before `next`: `next` then goes in as its red child.
+                    let spare = h.alloc(8 * 40, 8).unwrap();
+                    let _back = h.alloc(8, 8).unwrap();
+                    let mut start_block = block_of(&h, run);
+                    let mut size = n;
+                    let mut used = 16 + 1 + 1 + start + after_len + 40;
+                    if below_free && let Some(p) = below {
+                        h.free(p).unwrap();
+                        start_block -= start;
+                        size += start;
+                        used -= start;
+                    }
+                    if after == After::RedTree {
+                        h.free(spare).unwrap();
+                        used -= 40;
+                    }
+                    if after != After::Used {
+                        h.free(next).unwrap();
+                        size += after_len;
+                        used -= after_len;
+                    }
+                    let at = alloc::format!("start {start}, {n} blocks, below free {below_free}, after {after:?}");
+                    assert_eq!(h.is_red(block_of(&h, next)), after == After::RedTree, "{at}");
+                    h.free(run).unwrap();
+                    ok(&h);
+                    assert_eq!(h.size(start_block), size, "{at}");
+                    assert_eq!(h.stats().used_bytes, 8 * used, "{at}");
                 }
-                if after_free {
-                    h.free(after).unwrap();
-                    size += 2;
-                }
-                h.free(run).unwrap();
-                ok(&h);
-                let at = alloc::format!("start {start}, {n} blocks, below free {below_free}, after free {after_free}");
-                assert_eq!(h.size(start_block), size, "{at}");
-                let used = 16 + 1 + if below_free { 0 } else { start } + if after_free { 0 } else { 2 };
-                assert_eq!(h.stats().used_bytes, 8 * used, "{at}");
             }
         }
     }
