@@ -62,29 +62,34 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
     pools.notes = POOL_NOTES.iter().map(|s| s.to_string()).collect();
     heap.notes = HEAP_NOTES.iter().map(|s| s.to_string()).collect();
     for build in builds {
-        heap.notes.push(cheapest(build)?);
+        for op in ["alloc", "free"] {
+            heap.notes.push(cheapest(build, op)?);
+        }
     }
     Ok(vec![pools, heap])
 }
 
-/// A sentence comparing ours' cheapest allocation with the peers' alloc medians, over every trace of `build`.
-fn cheapest(build: &Build) -> Result<String, String> {
+/// A sentence comparing ours' cheapest `op` ("alloc" or "free") with the peers' medians of it, over every trace
+/// of `build`.
+fn cheapest(build: &Build, op: &str) -> Result<String, String> {
     let traces: Vec<&Table> = build.tables.iter().filter(|t| t.columns.iter().any(|c| c == "failed median")).collect();
+    let (min, median) = (format!("{op} min"), format!("{op} median"));
     let mut ours = u32::MAX;
     let (mut below, mut all) = (0, 0);
     for t in &traces {
-        ours = ours.min(t.number(OURS, "alloc min")?);
+        ours = ours.min(t.number(OURS, &min)?);
     }
     for t in &traces {
         for peer in t.rows.iter().map(|r| r[0].as_str()).filter(|n| *n != OURS) {
             all += 1;
-            if t.number(peer, "alloc median")? < ours {
+            if t.number(peer, &median)? < ours {
                 below += 1;
             }
         }
     }
+    let what = if op == "alloc" { "allocation" } else { "free" };
     Ok(format!(
-        "{}: ours' cheapest allocation on any trace takes {ours} cycles; {below} of the peers' {all} alloc medians \
+        "{}: ours' cheapest {what} on any trace takes {ours} cycles; {below} of the peers' {all} {op} medians \
          (three peers, {} traces) are below it.",
         build.name,
         traces.len()
@@ -112,8 +117,8 @@ const HEAP_NOTES: &[&str] =
      (outside, not a run start, double free: every bad free is refused), finds the end of the run in the map, \
      keeps the peak (the use is at its highest just before a free), merges with free neighbours (binned ones \
      are unlinked in O(1), the top grows in place, a tree neighbour's node takes the merged run) and files the \
-     run. That fixed work is why even ours' cheapest allocation \
-     (alloc min) costs more than some peers' medians (counted below): linked_list_allocator takes the first \
+     run. That fixed work is why even ours' cheapest free (free min) costs more than some peers' free medians \
+     (counted below, with the same count for allocation): linked_list_allocator takes the first \
      hole of a free list that stays short on these traces and trusts the caller's layout on free, talc and \
      rlsf find a size class with a bit scan and keep their headers next to the block. Ours' maxima are \
      merges or splits that reach the tree (insert and remove with rebalancing), which the worst-case table \
