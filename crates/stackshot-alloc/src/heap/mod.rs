@@ -158,7 +158,8 @@ const UNKNOWN: u32 = u32::MAX;
 /// failed requests and bad frees).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeapError {
-    /// The region is smaller than two blocks (16 bytes) or larger than 512 KB after 8-byte alignment.
+    /// The region holds fewer than 2 or more than 65 536 whole blocks (16 bytes, 512 KB) after 8-byte alignment;
+    /// bytes after the last whole block are left unused.
     BadRegion,
     /// A request for zero bytes.
     ZeroSize,
@@ -225,7 +226,7 @@ impl<'a> Heap<'a> {
     ///
     /// # Safety
     /// `ptr..ptr + len` must be valid for reads and writes for `'a`, and nothing else may access it during
-    /// `'a` except through pointers the heap hands out, within their allocation.
+    /// `'a` except through pointers the heap hands out, within their allocation and until it is freed.
     pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> Result<Self, HeapError> {
         let skip = (8 - (ptr as usize & 7)) & 7;
         if len < skip + 16 || (len - skip) / 8 > 65_536 {
