@@ -238,8 +238,8 @@ fn end_marks(v: u32) -> u32 {
 }
 
 /// Clears the codes `from` selects in the map word at `p`, which holds `v`, through the first end mark in `ends`
-/// (`end_marks(v)`, or some of them; not 0). Returns the mark's code index in the word and what `clear_used_run` says of
-/// the block after it.
+/// (`end_marks(v)`, or some of them; not 0). Returns the mark's code index in the word and what `clear_used_run`
+/// says of the block after it.
 ///
 /// # Safety
 /// `p` must be a managed block's map word (see `Heap::map_word`), and nothing else may access the map.
