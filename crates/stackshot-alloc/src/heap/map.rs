@@ -105,34 +105,33 @@ impl Heap<'_> {
         }
     }
 
-    /// Marks the `n >= 1` blocks from `b` as one used run: `USED`, …, `LAST`, whatever their codes were.
+    /// Marks the `n >= 1` blocks from `b` as one used run, `USED`, …, `LAST`, by setting bits only: the last
+    /// block's code must have its high bit clear (an allocation's blocks are `FREE`: the tree clears a run's
+    /// colour before it is handed out), so that its `LAST` needs no bit cleared.
     #[inline(always)]
     pub(super) fn mark_used(&mut self, b: u32, n: u32) {
+        debug_assert!(self.map_get(b + n - 1) & !USED_BIT == 0, "mark_used: block {} has its high bit set", b + n - 1);
         let (p, shift) = self.map_word(b);
         let end = shift + 2 * n;
         if end > 32 {
             if end > 64 {
                 return self.mark_used_words(b, n);
             }
-            // Two words: b's from its code on, and the next through the last code, at `end - 34` in it.
+            // Two words: b's from its code on, and the next through the last code's low bit, `end - 34` in it.
             // SAFETY: every shift is below 32 (shift <= 30, and 34 <= end <= 64: end is even); p is b's map word
             // (see `map_word`), and the run's last block is managed, so the word after p, which holds its code,
             // is a managed block's map word too; nothing else accesses the map.
             unsafe {
                 *p |= (!0u32).unchecked_shl(shift);
-                let q = p.add(1);
-                let m = (!0u32).unchecked_shr(64 - end);
-                *q = (*q | m) & !2u32.unchecked_shl(end - 34);
+                *p.add(1) |= (!0u32).unchecked_shr(65 - end);
             }
             return;
         }
-        // The run's codes all lie in b's word: its bits, all set (`USED`), but the last code's high bit (`LAST`).
+        // The run's codes all lie in b's word: its 2n bits from the shift, all set (`USED`) but the last, the
+        // last code's high bit (`LAST`).
         // SAFETY: every shift is below 32 (n >= 1 and shift + 2n = end <= 32), so the compiler need not mask
         // it; p is b's map word (see `map_word`), and nothing else accesses the map.
-        unsafe {
-            let m = (!0u32).unchecked_shr(32 - 2 * n).unchecked_shl(shift);
-            *p = (*p | m) & !2u32.unchecked_shl(end - 2);
-        }
+        unsafe { *p |= (!0u32).unchecked_shr(33 - 2 * n).unchecked_shl(shift) }
     }
 
     /// `mark_used` for a run whose codes span map words: word by word.
@@ -151,8 +150,8 @@ impl Heap<'_> {
                 p = p.add(1);
                 from = !0;
             }
-            let m = from & (!0u32 >> (30 - last_shift));
-            *p = (*p | m) & !(2 << last_shift);
+            // Through the last code's low bit.
+            *p |= from & (!0u32 >> (31 - last_shift));
         }
     }
 
