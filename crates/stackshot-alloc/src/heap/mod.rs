@@ -116,7 +116,7 @@
 //!   successor's.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 144 bytes for `heap_alloc`,
-//! 1 192 for `heap_free`, and 5 468 for the out-of-line functions: 7 804 bytes of IWRAM. `docs/benchmarks.md`
+//! 1 192 for `heap_free`, and 5 492 for the out-of-line functions: 7 828 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -425,7 +425,7 @@ impl<'a> Heap<'a> {
             // successor.
             let (keep, keep_size) = if front != 0 { (run, front) } else { (after, tail) };
             if keep_size > BINNED && below != UNKNOWN && (below == NIL || self.key(below) < (keep_size << 16 | keep)) {
-                self.tree_replace(run, keep, keep_size);
+                self.tree_replace(run, self.parent(run), keep, keep_size);
                 if front != 0 && tail != 0 {
                     self.add_run(after, tail);
                 }
@@ -655,9 +655,10 @@ impl<'a> Heap<'a> {
     /// merged into it): in place when the key stays below the successor's, else by removing and inserting.
     #[inline(always)]
     fn tree_grow(&mut self, from: u32, to: u32, size: u32) {
-        let next = self.successor(from);
+        let p = self.parent(from);
+        let next = self.successor_under(from, p);
         if next == NIL || self.key(next) > (size << 16 | to) {
-            self.tree_replace(from, to, size);
+            self.tree_replace(from, p, to, size);
         } else {
             self.tree_remove(from);
             self.make_run(to, size);

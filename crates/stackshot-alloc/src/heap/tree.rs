@@ -154,6 +154,12 @@ impl Heap<'_> {
     /// The node after `x` in key order, or NIL.
     #[inline(always)]
     pub(super) fn successor(&self, x: u32) -> u32 {
+        self.successor_under(x, self.parent(x))
+    }
+
+    /// [`successor`](Self::successor) of `x` whose parent `p` the caller has read already.
+    #[inline(always)]
+    pub(super) fn successor_under(&self, x: u32, p: u32) -> u32 {
         let mut y = self.larger(x);
         if y != NIL {
             let mut l = self.smaller(y);
@@ -164,7 +170,7 @@ impl Heap<'_> {
             return y;
         }
         let mut c = x;
-        let mut p = self.parent(x);
+        let mut p = p;
         while p != NIL && self.larger(p) == c {
             c = p;
             p = self.parent(p);
@@ -175,14 +181,14 @@ impl Heap<'_> {
     /// Gives node `from`'s place in the tree, links and colour to the free run of `size` blocks at `to` (the
     /// same block or another), and writes that run's size and size copy. The caller makes sure the new key
     /// `(size, to)` still lies strictly between the keys of `from`'s neighbours in key order, so the tree stays
-    /// ordered with no rebalancing; `from`'s map code is left `FREE` when it is not `to`.
+    /// ordered with no rebalancing; `from`'s map code is left `FREE` when it is not `to`. `p` is `from`'s
+    /// parent, which the caller has read.
     #[inline(always)]
-    pub(super) fn tree_replace(&mut self, from: u32, to: u32, size: u32) {
+    pub(super) fn tree_replace(&mut self, from: u32, p: u32, to: u32, size: u32) {
         self.make_run(to, size);
         if to == from {
             return;
         }
-        let p = self.parent(from);
         // SAFETY: from and to are distinct managed blocks in free runs (see `field`); the child links are the
         // first 4 bytes of the 8-aligned block, so both are one aligned u32.
         unsafe {
@@ -199,7 +205,8 @@ impl Heap<'_> {
         if l != NIL {
             self.set_parent(l, to);
         }
-        if self.is_red(from) {
+        // The root is black: its colour needs no map read (a merge's node is often the root of a small tree).
+        if p != NIL && self.is_red(from) {
             self.map_set(from, FREE);
             self.map_set(to, RED);
         }
