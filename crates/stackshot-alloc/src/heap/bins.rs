@@ -112,9 +112,11 @@ impl Heap<'_> {
 /// (`trailing_zeros` would call a Thumb helper in ROM on ARMv4T): for `alloc`, the smallest non-empty bin above
 /// the request. The lookup saves a split from a bin up to three sizes above about 7 cycles (measured alone: the
 /// random mix's median allocation 159 → 157). The halving stops at four bits: the bit, isolated, is then 1, 2, 4
-/// or 8, whose index is x/2 − x/8 (two instructions for two halvings: the AI trace's slowest allocation 156 → 154,
-/// the random mix's median 153 → 151). It is the same search as the map's `code_index`, kept apart: that one's
-/// bit is at an even position, one step fewer, and sharing this one cost every free 8 to 11 cycles (measured).
+/// or 8, whose index is x/2 − x/8 (a shift and a subtract for two halvings: the AI trace's slowest allocation
+/// 156 → 154, the random mix's median 153 → 151). It is the same search as the map's `code_index`, kept apart:
+/// that one's bit is at an even position, so its last step is a single compare (its `k + x/4` there made ARM
+/// frees 1 cycle cheaper and Thumb frees 11 to 13 dearer, measured), and sharing this one cost every free 8 to
+/// 11 cycles (measured).
 #[inline(always)]
 pub(super) fn lowest_bit(m: u32) -> u32 {
     // A set bit among the lowest four, the common case (the next bin up that is not empty is at most three
@@ -138,7 +140,8 @@ pub(super) fn lowest_bit(m: u32) -> u32 {
         k += 4;
         x >>= 4;
     }
-    // x is 1, 2, 4 or 8. The mask shows the compiler that the answer is below 32, so `slot`'s own mask goes
-    // (measured: without it the random mix's median allocation is 155 cycles, not 151).
+    // x is 1, 2, 4 or 8. The mask shows the compiler that the answer is below 32, so the mask of `slot(s - n)`,
+    // the rest's bin in `take_binned`, goes (`bin_pop(s)`'s stays; without it the random mix's median
+    // allocation is 155 cycles, not 151, measured).
     k + (((x >> 1) - (x >> 3)) & 3)
 }

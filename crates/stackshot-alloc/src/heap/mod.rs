@@ -116,7 +116,7 @@
 //!   successor's.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 144 bytes for `heap_alloc`,
-//! 1 192 for `heap_free`, and 5 492 for the out-of-line functions: 7 828 bytes of IWRAM. `docs/benchmarks.md`
+//! 1 192 for `heap_free`, and 5 360 for the out-of-line functions: 7 696 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -407,8 +407,8 @@ impl<'a> Heap<'a> {
 
     /// Hands out blocks `start..start + n` of the free run `run`, the top, binned or in the tree (`below` is its
     /// predecessor in key order, NIL for none, or `UNKNOWN`, which moves a tree run's node by removing and
-    /// inserting; only read for a tree run when something is left): what is left becomes one or two free runs.
-    /// Out of line: shared by the tree's, the aligned and the resizing paths.
+    /// inserting; only known when `start == run`, and read for a tree run with something left after): what is
+    /// left becomes one or two free runs. Out of line: shared by the tree's, the aligned and the resizing paths.
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_take"))]
     fn take(&mut self, run: u32, below: u32, start: u32, n: u32) -> NonNull<u8> {
@@ -420,15 +420,11 @@ impl<'a> Heap<'a> {
         let after = start + n;
         let tail = run + run_size - after;
         if run_size > BINNED {
-            // The first of what is left can take the run's node over in place when it stays in the tree and
-            // its smaller key stays above the predecessor `below`; the key only shrinks, so it stays below the
-            // successor.
-            let (keep, keep_size) = if front != 0 { (run, front) } else { (after, tail) };
-            if keep_size > BINNED && below != UNKNOWN && (below == NIL || self.key(below) < (keep_size << 16 | keep)) {
-                self.tree_replace(run, self.parent(run), keep, keep_size);
-                if front != 0 && tail != 0 {
-                    self.add_run(after, tail);
-                }
+            // What is left can take the run's node over in place when it stays in the tree and its smaller key
+            // stays above the predecessor `below`; the key only shrinks, so it stays below the successor.
+            if below != UNKNOWN && tail > BINNED && (below == NIL || self.key(below) < (tail << 16 | after)) {
+                debug_assert!(front == 0, "take: a predecessor is known only with nothing in front");
+                self.tree_replace(run, self.parent(run), after, tail);
                 return self.hand_out(start, n);
             }
             self.tree_remove(run);

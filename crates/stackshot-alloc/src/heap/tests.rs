@@ -305,6 +305,41 @@ fn tree_run_of_40(w: &mut [u64]) -> (Heap<'_>, u32) {
     (h, f)
 }
 
+#[test]
+fn a_red_tree_node_split_in_place_hands_out_a_plain_used_block() {
+    // Tree runs of 33, 34 and 35 blocks, freed in that order, each followed by a used block, and no top: the
+    // tree is 34 (black root) with 33 and 35 red below it, and no bin or top serves a 1-byte request. That
+    // request takes the first block of 33, the red node that is not the root: its node moves one block up (in
+    // place, 32 blocks stay in the tree) and its colour with it, so the block handed out must be a plain `LAST`
+    // (`mark_used` only sets bits, and would make a `RED` code left behind `USED`).
+    let mut w = region(4096);
+    let mut h = Heap::new(bytes(&mut w)).unwrap();
+    let mut runs = Vec::new();
+    for size in [33, 34, 35] {
+        runs.push(h.alloc(8 * size, 8).unwrap());
+        let _gap = h.alloc(8, 8).unwrap();
+    }
+    let rest = h.capacity() - 8 * (33 + 34 + 35 + 3);
+    let _rest = h.alloc(rest, 8).unwrap();
+    assert_eq!(h.top, h.end, "no top");
+    for p in runs.iter() {
+        h.free(*p).unwrap();
+    }
+    ok(&h);
+    let (a, b, c) = (block_of(&h, runs[0]), block_of(&h, runs[1]), block_of(&h, runs[2]));
+    assert_eq!((h.root(), h.is_red(a), h.is_red(b), h.is_red(c)), (b, true, false, true));
+    assert_eq!(h.binned, 0);
+
+    let p = h.alloc(1, 1).unwrap();
+    assert_eq!(block_of(&h, p), a, "the best fit is the smallest tree run");
+    ok(&h);
+    assert_eq!(h.map_get(a), LAST);
+    assert_eq!((h.size(a + 1), h.is_red(a + 1), h.parent(a + 1)), (32, true, b), "the node moved in place");
+    h.free(p).unwrap();
+    ok(&h);
+    assert_eq!((h.size(a), h.stats().free_runs), (33, 3));
+}
+
 /// A node with a parent and, if asked, its own children, satisfying `pred`.
 fn find_node(h: &Heap, pred: impl Fn(&Heap, u32) -> bool) -> u32 {
     (h.first..h.end)

@@ -181,10 +181,12 @@ impl Heap<'_> {
     /// Gives node `from`'s place in the tree, links and colour to the free run of `size` blocks at `to` (the
     /// same block or another), and writes that run's size and size copy. The caller makes sure the new key
     /// `(size, to)` still lies strictly between the keys of `from`'s neighbours in key order, so the tree stays
-    /// ordered with no rebalancing; `from`'s map code is left `FREE` when it is not `to`. `p` is `from`'s
-    /// parent, which the caller has read.
+    /// ordered with no rebalancing; `from`'s map code is left `FREE` when it is not `to`. `p` must be `from`'s
+    /// parent, which the caller has read; NIL means `from` is the root, which is black, so that `to`'s code
+    /// stays `FREE` with no map read.
     #[inline(always)]
     pub(super) fn tree_replace(&mut self, from: u32, p: u32, to: u32, size: u32) {
+        debug_assert!(p == self.parent(from) && (p != NIL || !self.is_red(from)), "tree_replace: bad parent");
         self.make_run(to, size);
         if to == from {
             return;
