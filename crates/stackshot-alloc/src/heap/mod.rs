@@ -116,7 +116,7 @@
 //!   successor's.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 144 bytes for `heap_alloc`,
-//! 1 192 for `heap_free`, and 5 360 for the out-of-line functions: 7 696 bytes of IWRAM. `docs/benchmarks.md`
+//! 1 192 for `heap_free`, and 5 432 for the out-of-line functions: 7 768 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -316,7 +316,8 @@ impl<'a> Heap<'a> {
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_tree"))]
     fn alloc_tree(&mut self, n: u32, top_size: u32) -> Result<NonNull<u8>, HeapError> {
-        let (run, below) = self.best_fit(n);
+        // Every tree run fits a request a bin could hold: the best is the smallest, which has no predecessor.
+        let (run, below) = if n <= BINNED { (self.smallest(), NIL) } else { self.best_fit(n) };
         if top_size >= n && (run == NIL || top_size < self.size(run)) {
             return Ok(self.take_top(self.top, n));
         }

@@ -113,6 +113,20 @@ impl Heap<'_> {
         (best, below)
     }
 
+    /// The node with the smallest key, or NIL.
+    #[inline(always)]
+    pub(super) fn smallest(&self) -> u32 {
+        let mut x = self.root();
+        if x != NIL {
+            let mut s = self.smaller(x);
+            while s != NIL {
+                x = s;
+                s = self.smaller(x);
+            }
+        }
+        x
+    }
+
     /// The node with the smallest key among runs of at least `want` blocks, or NIL. Unlike [`best_fit`](Self::best_fit)
     /// it walks to the end even past an exact fit, so every run of that size or more comes after it.
     #[inline(always)]
