@@ -122,12 +122,8 @@ const HEAP_NOTES: &[&str] =
      hole of a free list that stays short on these traces and trusts the caller's layout on free, talc and \
      rlsf find a size class with a bit scan and keep their headers next to the block. Ours' maxima are \
      merges or splits that reach the tree (insert and remove with rebalancing), which the worst-case table \
-     bounds by the number of tree runs. The random mix's median allocation falls in a cluster of splits from \
-     a bin four or more sizes above the request (found by halving; up to three sizes above, it is looked up) \
-     and of allocations from the top that go through the tree's search (the top larger than a bin while the \
-     tree is not empty), with the splits from a bin one to three sizes up just below it. Measured against \
-     peers compiled as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of \
-     these: the build won them, not the allocator."];
+     bounds by the number of tree runs. Measured against peers compiled as Thumb in ROM, as this report did \
+     before, ours (ARM in IWRAM) seemed to win some of these: the build won them, not the allocator."];
 
 /// The frame goals, from the game table: the two-minute session and the bullet-hell scene, worst frame.
 pub fn frames(game: &Table) -> Result<Table, String> {

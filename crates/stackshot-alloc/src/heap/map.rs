@@ -134,24 +134,30 @@ impl Heap<'_> {
         unsafe { *p |= (!0u32).unchecked_shr(33 - 2 * n).unchecked_shl(shift) }
     }
 
-    /// `mark_used` for a run whose codes span map words: word by word.
+    /// `mark_used` for a run whose codes reach a third map word: word by word, counted from b's code on.
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_mark_used_words"))]
     fn mark_used_words(&mut self, b: u32, n: u32) {
         let (mut p, shift) = self.map_word(b);
-        let (last, last_shift) = self.map_word(b + n - 1);
-        // The bits of the run's blocks in the current word: from b's code on, then whole words.
-        let mut from = !0u32 << shift;
-        // SAFETY: p walks the map words from b's to the last block's, all managed (see `map_word`); nothing
-        // else accesses the map.
+        // The run's bits, counted from p's first: `shift..end`, all set but the last code's high bit.
+        let mut end = shift + 2 * n;
+        // SAFETY: p moves on while bits of the run are left beyond its word (end > 32), so every word written
+        // holds managed blocks' codes (see `map_word`); every shift is below 32 (shift <= 30, and the last
+        // word's end is 2..=32); nothing else accesses the map.
         unsafe {
-            while p != last {
+            // The bits in the current word: from b's code on, then whole words (an OR, not a store, so that
+            // the loop does not become a call of `memset` in ROM).
+            let mut from = (!0u32).unchecked_shl(shift);
+            loop {
                 *p |= from;
                 p = p.add(1);
+                end -= 32;
+                if end <= 32 {
+                    break;
+                }
                 from = !0;
             }
-            // Through the last code's low bit.
-            *p |= from & (!0u32 >> (31 - last_shift));
+            *p |= (!0u32).unchecked_shr(33 - end);
         }
     }
 

@@ -115,8 +115,8 @@
 //!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
 //!   successor's.
 //!
-//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 144 bytes for `heap_alloc`,
-//! 1 192 for `heap_free`, and 5 432 for the out-of-line functions: 7 768 bytes of IWRAM. `docs/benchmarks.md`
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 128 bytes for `heap_alloc`,
+//! 1 192 for `heap_free`, and 5 384 for the out-of-line functions: 7 704 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -297,11 +297,12 @@ impl<'a> Heap<'a> {
                 let run = self.bin_pop(n);
                 return Ok(self.hand_out(run, n));
             }
-            let s = n + lowest_bit(fits);
-            if top_size >= n && top_size < s {
+            let k = lowest_bit(fits);
+            // The top when it fits and is smaller than the bin's runs (`n <= top_size < n + k`, one compare).
+            if top_size.wrapping_sub(n) < k {
                 return Ok(self.take_top(self.top, n));
             }
-            return Ok(self.take_binned(s, n));
+            return Ok(self.take_binned(n + k, n));
         }
         // No bin fits: with an empty tree, or a top small enough for a bin (smaller than every tree run), the
         // top is the best fit if it fits at all.

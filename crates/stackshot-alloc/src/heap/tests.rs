@@ -306,6 +306,25 @@ fn tree_run_of_40(w: &mut [u64]) -> (Heap<'_>, u32) {
 }
 
 #[test]
+fn a_split_takes_the_top_only_when_it_is_smaller_than_the_bins_run() {
+    // A binned run of 5 blocks and a top of `top` blocks; a 2-block request splits one of them. The best fit is
+    // the smaller; on a tie the binned run, which comes first (the top ends the heap).
+    for (top, takes_top) in [(4, true), (5, false), (6, false), (1, false)] {
+        let mut w = region(4096);
+        let mut h = Heap::new(bytes(&mut w)).unwrap();
+        let run = h.alloc(8 * 5, 8).unwrap();
+        let _gap = h.alloc(8, 8).unwrap();
+        let _rest = h.alloc(h.capacity() - 8 * (5 + 1 + top), 8).unwrap();
+        h.free(run).unwrap();
+        assert_eq!((h.end - h.top, h.binned), (top as u32, 1 << 5));
+        let p = h.alloc(16, 8).unwrap();
+        ok(&h);
+        let expect = if takes_top { h.end - top as u32 } else { block_of(&h, run) };
+        assert_eq!(block_of(&h, p), expect, "top of {top} blocks");
+    }
+}
+
+#[test]
 fn a_red_tree_node_split_in_place_hands_out_a_plain_used_block() {
     // Tree runs of 33, 34 and 35 blocks, freed in that order, each followed by a used block, and no top: the
     // tree is 34 (black root) with 33 and 35 red below it, and no bin or top serves a 1-byte request. That
