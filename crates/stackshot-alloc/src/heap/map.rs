@@ -141,12 +141,14 @@ impl Heap<'_> {
         let (mut p, shift) = self.map_word(b);
         // The run's bits, counted from p's first: `shift..end`, all set but the last code's high bit.
         let mut end = shift + 2 * n;
-        // SAFETY: p moves on while bits of the run are left beyond its word (end > 32), so every word written
-        // holds managed blocks' codes (see `map_word`); every shift is below 32 (shift <= 30, and the last
-        // word's end is 2..=32); nothing else accesses the map.
+        debug_assert!(end > 64, "mark_used_words: a run within two words");
+        // SAFETY: end > 64 on entry (the caller's); p moves on while bits of the run are left beyond its word
+        // (end > 32), so every word written holds managed blocks' codes (see `map_word`); every shift is below
+        // 32 (shift <= 30, and the last word's end is 2..=32); nothing else accesses the map.
         unsafe {
-            // The bits in the current word: from b's code on, then whole words (an OR, not a store, so that
-            // the loop does not become a call of `memset` in ROM).
+            // The bits in the current word: from b's code on, then whole words. The loop ORs `from`, a
+            // variable, so that LLVM sees no constant store to turn into a `memset` call (a `*p = !0` loop
+            // becomes `__aeabi_memset4`, in ROM; `hot_paths` refuses it).
             let mut from = (!0u32).unchecked_shl(shift);
             loop {
                 *p |= from;

@@ -93,10 +93,10 @@
 //! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
 //! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's
 //! search (`alloc_tree`), a split of a tree run and every aligned or resizing split (`take`), bad requests and
-//! alignments above a block (`alloc_other`), the map clear of a run over three words or more (`clear_words`),
-//! a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove` and their rotation, and the counting of
-//! refusals. The rarest of these are `#[cold]`, so that the compiler lays the common path out straight, with no
-//! taken branch around them. What keeps the common paths short:
+//! alignments above a block (`alloc_other`), the map mark and the map clear of a run over three words or more
+//! (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove`
+//! and their rotation, and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler
+//! lays the common path out straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
 //!   shift, and its lowest bit looked up when among the lowest four, else found by halving), or the front of

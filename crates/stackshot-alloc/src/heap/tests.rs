@@ -309,7 +309,7 @@ fn tree_run_of_40(w: &mut [u64]) -> (Heap<'_>, u32) {
 fn a_split_takes_the_top_only_when_it_is_smaller_than_the_bins_run() {
     // A binned run of 5 blocks and a top of `top` blocks; a 2-block request splits one of them. The best fit is
     // the smaller; on a tie the binned run, which comes first (the top ends the heap).
-    for (top, takes_top) in [(4, true), (5, false), (6, false), (1, false)] {
+    for (top, takes_top) in [(4, true), (5, false), (6, false), (1, false), (0, false)] {
         let mut w = region(4096);
         let mut h = Heap::new(bytes(&mut w)).unwrap();
         let run = h.alloc(8 * 5, 8).unwrap();
