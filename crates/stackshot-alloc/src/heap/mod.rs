@@ -111,8 +111,8 @@
 //!   words, clears up to it with one mask, and reads whether the block after is free from the same word when
 //!   it holds that block's code too.
 //! - After a split of a tree run, what is left usually takes the run's node over in place (new block, smaller
-//!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor, and the key stays
-//!   above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
+//!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor (for a request a
+//!   bin could hold, the run is the smallest, with none), and the key stays above it. A free that merges grows a neighbour's node in place likewise when the key stays below its
 //!   successor's.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 128 bytes for `heap_alloc`,
