@@ -324,6 +324,26 @@ fn a_split_takes_the_top_only_when_it_is_smaller_than_the_bins_run() {
     }
 }
 
+/// A heap with no top whose tree holds runs of `sizes` blocks (each more than `BINNED`), freed in that order,
+/// each followed by a used block: their first blocks, in that order.
+fn tree_of<'a>(w: &'a mut [u64], sizes: &[u32]) -> (Heap<'a>, Vec<u32>) {
+    let mut h = Heap::new(bytes(w)).unwrap();
+    let mut runs = Vec::new();
+    for &size in sizes {
+        runs.push(h.alloc(8 * size as usize, 8).unwrap());
+        let _gap = h.alloc(8, 8).unwrap();
+    }
+    let rest = h.capacity() - 8 * sizes.iter().map(|&s| s as usize + 1).sum::<usize>();
+    let _rest = h.alloc(rest, 8).unwrap();
+    assert_eq!(h.top, h.end, "no top");
+    for p in runs.iter() {
+        h.free(*p).unwrap();
+    }
+    ok(&h);
+    let blocks = runs.iter().map(|&p| block_of(&h, p)).collect();
+    (h, blocks)
+}
+
 #[test]
 fn a_red_tree_node_split_in_place_hands_out_a_plain_used_block() {
     // Tree runs of 33, 34 and 35 blocks, freed in that order, each followed by a used block, and no top: the
@@ -332,20 +352,8 @@ fn a_red_tree_node_split_in_place_hands_out_a_plain_used_block() {
     // place, 32 blocks stay in the tree) and its colour with it, so the block handed out must be a plain `LAST`
     // (`mark_used` only sets bits, and would make a `RED` code left behind `USED`).
     let mut w = region(4096);
-    let mut h = Heap::new(bytes(&mut w)).unwrap();
-    let mut runs = Vec::new();
-    for size in [33, 34, 35] {
-        runs.push(h.alloc(8 * size, 8).unwrap());
-        let _gap = h.alloc(8, 8).unwrap();
-    }
-    let rest = h.capacity() - 8 * (33 + 34 + 35 + 3);
-    let _rest = h.alloc(rest, 8).unwrap();
-    assert_eq!(h.top, h.end, "no top");
-    for p in runs.iter() {
-        h.free(*p).unwrap();
-    }
-    ok(&h);
-    let (a, b, c) = (block_of(&h, runs[0]), block_of(&h, runs[1]), block_of(&h, runs[2]));
+    let (mut h, runs) = tree_of(&mut w, &[33, 34, 35]);
+    let (a, b, c) = (runs[0], runs[1], runs[2]);
     assert_eq!((h.root(), h.is_red(a), h.is_red(b), h.is_red(c)), (b, true, false, true));
     assert_eq!(h.binned, 0);
 
@@ -357,6 +365,39 @@ fn a_red_tree_node_split_in_place_hands_out_a_plain_used_block() {
     h.free(p).unwrap();
     ok(&h);
     assert_eq!((h.size(a), h.stats().free_runs), (33, 3));
+}
+
+#[test]
+fn the_smallest_tree_run_leaves_the_tree_in_each_shape() {
+    // A 1-byte request with no bin to serve it takes the first block of the smallest tree run, of 32 blocks:
+    // the 31 left go to a bin, so the node leaves the tree by `remove_smallest`, one case per shape of it (it
+    // has no smaller child): (is it the root, is it red, has it a larger child). Only the black leaf below the
+    // root needs rebalancing. The block handed out is a plain `LAST`, even from a red node. Each case: the
+    // tree runs in the order freed, and the 32-block run's shape.
+    type Case = (&'static [u32], (bool, bool, bool));
+    let cases: [Case; 5] = [
+        (&[32], (true, false, false)),
+        (&[32, 33], (true, false, true)),
+        (&[40, 32, 41, 33], (false, false, true)),
+        (&[33, 32, 34], (false, true, false)),
+        (&[40, 32, 41, 42], (false, false, false)),
+    ];
+    for (sizes, shape) in cases {
+        let mut w = region(4096);
+        let (mut h, blocks) = tree_of(&mut w, sizes);
+        let s = blocks[sizes.iter().position(|&n| n == 32).unwrap()];
+        assert_eq!((h.root() == s, h.is_red(s), h.larger(s) != NIL), shape, "{sizes:?}: the smallest's shape");
+        assert_eq!(h.smaller(s), NIL);
+        let p = h.alloc(1, 1).unwrap();
+        assert_eq!(block_of(&h, p), s, "{sizes:?}: the best fit is the smallest tree run");
+        ok(&h);
+        assert_eq!(h.map_get(s), LAST, "{sizes:?}");
+        assert_eq!((h.size(s + 1), h.bin_head(31)), (31, s + 1), "{sizes:?}: the rest is binned");
+        assert_eq!(h.stats().free_runs as usize, sizes.len(), "{sizes:?}");
+        h.free(p).unwrap();
+        ok(&h);
+        assert_eq!((h.size(s), h.binned), (32, 0), "{sizes:?}: merged back into the tree");
+    }
 }
 
 /// A node with a parent and, if asked, its own children, satisfying `pred`.

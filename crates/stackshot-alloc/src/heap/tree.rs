@@ -324,6 +324,33 @@ impl Heap<'_> {
         }
     }
 
+    /// Unlinks the smallest node `z` (it has no smaller child, and is its parent's smaller child); `z`'s map
+    /// code is left `FREE`. A splice, but for a black leaf below the root, which [`tree_remove`](Self::tree_remove)
+    /// rebalances.
+    #[inline(always)]
+    pub(super) fn remove_smallest(&mut self, z: u32) {
+        let x = self.larger(z);
+        let p = self.parent(z);
+        if x != NIL {
+            // A node with one child is black and its child a red leaf, which takes its place and its colour.
+            if p == NIL {
+                self.set_root(x);
+            } else {
+                self.set_child(p, SMALLER_SIDE, x);
+            }
+            self.set_parent(x, p);
+            self.set_red(x, false);
+        } else if p == NIL {
+            // The lone root.
+            self.set_root(NIL);
+        } else if self.is_red(z) {
+            self.set_child(p, SMALLER_SIDE, NIL);
+            self.set_red(z, false);
+        } else {
+            self.tree_remove(z);
+        }
+    }
+
     /// Unlinks the node `z` and rebalances; `z`'s map code is left `FREE`. Shared like `tree_insert`.
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_tree_remove"))]
