@@ -92,8 +92,8 @@
 //! ROM). `alloc` and `free` are `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in
 //! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
 //! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's
-//! search (`alloc_tree`), a split of a tree run and every aligned or resizing split (`take`), bad requests and
-//! alignments above a block (`alloc_other`), the map mark and the map clear of a run over three words or more
+//! search and the split of its smallest run (`alloc_tree`), a split of another tree run and every aligned or
+//! resizing split (`take`), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over three words or more
 //! (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove`
 //! and their rotation, and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler
 //! lays the common path out straight, with no taken branch around them. What keeps the common paths short:
