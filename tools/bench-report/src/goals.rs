@@ -128,7 +128,8 @@ const POOL_NOTES: &[&str] =
 const HEAP_NOTES: &[&str] =
     &["A median is met (**yes**) when ours is below every peer's of the same build on that trace; a maximum when \
      ours is at or below the best peer's on the AI scratch and agb traces, and within 1.5× of it on the others \
-     (the ratio is ours over the best peer's). Where a cell is not met, ours loses by that ratio. Why: every \
+     (the ratio is ours over the best peer's). Where a cell is not met, the ratio says by how much ours misses \
+     it. Why: every \
      operation pays for the map and for checking its input. An allocation rounds the size, takes the head of the \
      smallest bin that fits (runs of up to 31 blocks, one list per size) or the front of the top (the run that \
      ends the heap), marks the 2-bit map with masks and counts the blocks in use; only runs of 32 blocks or more \

@@ -91,12 +91,12 @@
 //! iterators, `Option` combinators, `trailing_zeros` or other core helpers, which would call Thumb code in
 //! ROM). `alloc` and `free` are `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in
 //! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
-//! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's
-//! search and the split of its smallest run (`alloc_tree`), a split of another tree run and every aligned or
-//! resizing split (`take`), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over three words or more
-//! (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove`
-//! and their rotation, and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler
-//! lays the common path out straight, with no taken branch around them. What keeps the common paths short:
+//! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's search and
+//! the split of its smallest run (`alloc_tree`), a split of another tree run and every aligned or resizing split
+//! (`take`), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over
+//! three words or more (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`), `tree_insert`,
+//! `tree_remove` and their rotation, and the counting of refusals. The rarest of these are `#[cold]`, so that the
+//! compiler lays the common path out straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
 //!   shift, and its lowest bit looked up when among the lowest four, else found by halving), or the front of
@@ -110,10 +110,10 @@
 //!   mix's median 204 instead of 166), `free` finds the end-of-run code `01` with `w & !(w >> 1)` on whole
 //!   words, clears up to it with one mask, and reads whether the block after is free from the same word when
 //!   it holds that block's code too.
-//! - After a split of a tree run, what is left usually takes the run's node over in place (new block, smaller
-//!   size) instead of a remove and an insert: the best-fit walk yields the run's predecessor (for a request a
-//!   bin could hold, the run is the smallest, with none), and the key stays above it. A free that merges grows
-//!   a neighbour's node in place likewise when the key stays below its successor's.
+//! - After `take` splits a tree run for a request above a bin's size, what is left usually takes the run's node
+//!   over in place (new block, smaller size) instead of a remove and an insert: the best-fit walk yields the
+//!   run's predecessor, and the key stays above it. A free that merges grows a neighbour's node in place
+//!   likewise when the key stays below its successor's.
 //! - A request a bin could hold that the tree serves splits the tree's smallest run inside `alloc_tree`, with
 //!   no further call: what is left keeps the node, or goes to its bin while the node leaves the tree by a
 //!   splice (`remove_smallest`: it has no smaller child; only a black leaf below the root is rebalanced, by

@@ -311,16 +311,43 @@ fn a_split_takes_the_top_only_when_it_is_smaller_than_the_bins_run() {
     // the smaller; on a tie the binned run, which comes first (the top ends the heap).
     for (top, takes_top) in [(4, true), (5, false), (6, false), (1, false), (0, false)] {
         let mut w = region(4096);
-        let mut h = Heap::new(bytes(&mut w)).unwrap();
-        let run = h.alloc(8 * 5, 8).unwrap();
-        let _gap = h.alloc(8, 8).unwrap();
-        let _rest = h.alloc(h.capacity() - 8 * (5 + 1 + top), 8).unwrap();
-        h.free(run).unwrap();
-        assert_eq!((h.end - h.top, h.binned), (top as u32, 1 << 5));
+        let (mut h, run) = run_and_top(&mut w, 5, top);
+        assert_eq!(h.binned, 1 << 5);
         let p = h.alloc(16, 8).unwrap();
         ok(&h);
-        let expect = if takes_top { h.end - top as u32 } else { block_of(&h, run) };
+        let expect = if takes_top { h.end - top } else { run };
         assert_eq!(block_of(&h, p), expect, "top of {top} blocks");
+    }
+}
+
+/// A heap whose free runs are one of `size` blocks, followed by a used block, and the top, of `top` blocks: the
+/// run's first block.
+fn run_and_top(w: &mut [u64], size: u32, top: u32) -> (Heap<'_>, u32) {
+    let mut h = Heap::new(bytes(w)).unwrap();
+    let run = h.alloc(8 * size as usize, 8).unwrap();
+    let _gap = h.alloc(8, 8).unwrap();
+    let _rest = h.alloc(h.capacity() - 8 * (size + 1 + top) as usize, 8).unwrap();
+    h.free(run).unwrap();
+    assert_eq!(h.end - h.top, top);
+    let b = block_of(&h, run);
+    (h, b)
+}
+
+#[test]
+fn the_tree_serves_before_the_top_unless_the_top_is_smaller() {
+    // A tree run of 40 blocks and a top of `top` blocks; a request a bin could hold (1 block) and one it could
+    // not (35 blocks) each split the smaller, and on a tie the tree run, which comes first (the top ends the
+    // heap). The two requests take different paths through `alloc_tree`.
+    for n in [1, 35] {
+        for (top, takes_top) in [(39, true), (40, false), (41, false)] {
+            let mut w = region(4096);
+            let (mut h, run) = run_and_top(&mut w, 40, top);
+            assert_eq!((h.root(), h.binned), (run, 0));
+            let p = h.alloc(8 * n, 8).unwrap();
+            ok(&h);
+            let expect = if takes_top { h.end - top } else { run };
+            assert_eq!(block_of(&h, p), expect, "{n} blocks, top of {top}");
+        }
     }
 }
 

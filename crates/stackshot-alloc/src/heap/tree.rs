@@ -331,6 +331,10 @@ impl Heap<'_> {
     pub(super) fn remove_smallest(&mut self, z: u32) {
         let x = self.larger(z);
         let p = self.parent(z);
+        debug_assert!(
+            self.smaller(z) == NIL && (p == NIL || self.smaller(p) == z),
+            "remove_smallest: not the smallest"
+        );
         if x != NIL {
             // A node with one child is black and its child a red leaf, which takes its place and its colour.
             if p == NIL {
