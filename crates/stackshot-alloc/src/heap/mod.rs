@@ -322,6 +322,8 @@ impl<'a> Heap<'a> {
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_tree"))]
     fn alloc_tree(&mut self, n: u32, top_size: u32) -> Result<NonNull<u8>, HeapError> {
+        // The two kinds of request keep their searches and top tests apart: one shared search and test before
+        // the split cost the smallest run's splits 16-18 cycles (measured: 237 and 239 instead of 219 and 221).
         if n > BINNED {
             // The top through `take` too: requests above a bin's size are rare, and one copy of the map mark
             // fewer here saves 92 bytes of IWRAM.
