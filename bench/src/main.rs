@@ -154,7 +154,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(PtrPool::<u32, SLOTS>::new(&mut borrowed.ptr_slots));
+            let p = PtrPool::<u32, SLOTS>::new_in(p, &mut borrowed.ptr_slots);
             pools::overhead_x100(size_of_val(p), 0)
         },
         "`PtrPool`",

@@ -121,7 +121,7 @@
 //!   allocations, 408 and 411 cycles; now 219 and 221.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 128 bytes for `heap_alloc`,
-//! 1 192 for `heap_free`, and 6 084 for the out-of-line functions: 8 404 bytes of IWRAM. `docs/benchmarks.md`
+//! 1 192 for `heap_free`, and 6 244 for the out-of-line functions: 8 564 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
@@ -392,26 +392,37 @@ impl<'a> Heap<'a> {
         if self.pad_blocks(self.first, align) + n as usize > (self.end - self.first) as usize {
             return self.refuse(HeapError::TooLarge);
         }
-        // Binned runs first, smallest size first, then the tree's in key order.
+        // Binned runs first, smallest size first (the non-empty bins only, from the mask), then the tree's in
+        // key order. A run of at least `n + align/8 - 1` blocks fits whatever its padding, so in such a bin
+        // the first run is taken; in a smaller one each run's padding is tried.
         let mut s = n;
-        while s <= BINNED {
+        let mut fits = if n <= BINNED { self.binned >> n } else { 0 };
+        while fits != 0 {
+            let k = lowest_bit(fits);
+            s += k;
+            fits >>= k;
             let mut r = self.bin_head(s);
-            while r != NIL {
-                if self.pad_blocks(r, align) + n as usize <= s as usize {
-                    let top = self.top;
-                    let top_size = self.end - top;
-                    let top_front = self.pad_blocks(top, align);
-                    if top_front + n as usize <= top_size as usize && top_size < s {
-                        return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
-                    }
-                    return Ok(self.take(r, UNKNOWN, r + self.pad_blocks(r, align) as u32, n));
+            if s as usize + 1 < n as usize + align / 8 {
+                while r != NIL && self.pad_blocks(r, align) + n as usize > s as usize {
+                    r = self.bin_next(r);
                 }
-                r = self.bin_next(r);
+            }
+            if r != NIL {
+                let top = self.top;
+                let top_size = self.end - top;
+                let top_front = self.pad_blocks(top, align);
+                if top_front + n as usize <= top_size as usize && top_size < s {
+                    return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
+                }
+                return Ok(self.take(r, UNKNOWN, r + self.pad_blocks(r, align) as u32, n));
             }
             s += 1;
+            fits >>= 1;
         }
-        let mut run = self.ceiling(n);
+        // `below` follows as the predecessor, for `take` to split the run in place.
+        let (mut run, mut below) = self.ceiling(n);
         while run != NIL && self.pad_blocks(run, align) + n as usize > self.size(run) as usize {
+            below = run;
             run = self.successor(run);
         }
         // The top, if it fits and its key is below the tree run found.
@@ -425,8 +436,11 @@ impl<'a> Heap<'a> {
         if run == NIL {
             return self.refuse(HeapError::OutOfMemory);
         }
-        // The front < the run's size, so it fits a u32.
-        Ok(self.take(run, UNKNOWN, run + self.pad_blocks(run, align) as u32, n))
+        // The front < the run's size, so it fits a u32. With no front, what is left may take the node over in
+        // place, as in an unaligned split (`take` allows it only then: allowing it after a front too cost the
+        // worst case's allocations 6 cycles, measured).
+        let front = self.pad_blocks(run, align) as u32;
+        Ok(self.take(run, if front == 0 { below } else { UNKNOWN }, run + front, n))
     }
 
     /// Blocks from block `b` to the first block at or after it whose address is a multiple of `align` (a

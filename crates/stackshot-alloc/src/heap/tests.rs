@@ -1092,6 +1092,87 @@ fn item6_aligned_requests_that_fit_are_served() {
     ok(&h);
 }
 
+/// A zeroed 4 KB region at a 64-aligned address: managed block `b` is 16-aligned when `b` is even.
+#[repr(C, align(64))]
+struct Region64([u64; 512]);
+
+#[test]
+fn an_aligned_request_takes_the_smallest_run_that_holds_it() {
+    // Heaps cut into runs of many sizes by random requests and frees; each request of 1 to 40 blocks aligned to
+    // 16, 32 or 64 bytes must take a free run of the smallest size that holds it from its first aligned block:
+    // binned, in the tree, or the top, which wins only when smaller (it ends the heap, so it comes last among
+    // runs of its size). The bins are searched by their mask, and in a bin too small to hold the request at
+    // any padding, run by run.
+    let mut rng = crate::rng::Rng::new(14);
+    let mut served = [0; 3];
+    for _ in 0..400 {
+        let mut r = Box::new(Region64([0; 512]));
+        let mut h = Heap::new(bytes(&mut r.0)).unwrap();
+        let mut live = Vec::new();
+        for _ in 0..80 {
+            if live.is_empty() || rng.chance(60) {
+                if let Ok(p) = h.alloc(8 * (1 + rng.below(48) as usize), 8) {
+                    live.push(p);
+                }
+            } else {
+                h.free(live.swap_remove(rng.below(live.len() as u32) as usize)).unwrap();
+            }
+        }
+        for _ in 0..5 {
+            let n = 1 + rng.below(40);
+            let align = 16 << rng.below(3);
+            let runs = runs_by_map(&h);
+            let top = h.top;
+            let holds = |b: u32, len: u32| h.pad_blocks(b, align) + n as usize <= len as usize;
+            let best =
+                runs.iter().filter(|&&(used, b, len)| !used && holds(b, len)).map(|&(_, b, len)| (len, b == top)).min();
+            let Ok(p) = h.alloc(8 * n as usize, align) else {
+                assert_eq!(best, None, "refused, though a run holds {n} blocks at {align}");
+                continue;
+            };
+            ok(&h);
+            assert!((p.as_ptr() as usize).is_multiple_of(align));
+            let b = block_of(&h, p);
+            let &(_, start, len) = runs.iter().find(|&&(used, s, len)| !used && s <= b && b < s + len).unwrap();
+            assert_eq!(Some((len, start == top)), best, "{n} blocks at {align}");
+            served[if start == top {
+                2
+            } else if len > BINNED {
+                1
+            } else {
+                0
+            }] += 1;
+            live.push(p);
+        }
+    }
+    assert!(served.iter().all(|&k| k > 20), "served from bins, tree and top: {served:?}");
+}
+
+#[test]
+fn an_aligned_split_of_a_tree_run_keeps_its_node_in_place() {
+    // Tree runs of 80, 36, 120 and 200 blocks: 80 is the black root, 36 and 120 its black children, 200 a red
+    // leaf. A 37-block request at 16 bytes fits 80 best, at its first block, which is aligned; what is left, in
+    // the tree still and above 36, takes the root's node over in place, as an unaligned split does (removing
+    // the root and inserting the rest would make 120 the root).
+    let mut r = Box::new(Region64([0; 512]));
+    let (mut h, blocks) = tree_of(&mut r.0, &[80, 36, 120, 200]);
+    assert_eq!((h.root(), h.pad_blocks(blocks[0], 16)), (blocks[0], 0));
+    let p = h.alloc(37 * 8, 16).unwrap();
+    ok(&h);
+    assert_eq!(block_of(&h, p), blocks[0]);
+    let rest = blocks[0] + 37;
+    assert_eq!((h.root(), h.size(rest)), (rest, 43), "the rest kept the root's node");
+    // Not in place when the rest would come before a run passed over: tree runs of 32, 38 and 69 blocks, and a
+    // 36-block request at 64 bytes. The run of 38 holds it unaligned but not after its padding of 7 blocks; the
+    // run of 69 holds it at its first block, and the 33 blocks left are fewer than 38, so they are inserted.
+    let mut r = Box::new(Region64([0; 512]));
+    let (mut h, blocks) = tree_of(&mut r.0, &[32, 38, 69]);
+    assert_eq!((h.pad_blocks(blocks[1], 64), h.pad_blocks(blocks[2], 64)), (7, 0));
+    let p = h.alloc(36 * 8, 64).unwrap();
+    ok(&h);
+    assert_eq!((block_of(&h, p), h.size(blocks[2] + 36)), (blocks[2], 33));
+}
+
 // Issue 11, item 13: any power-of-two alignment the region can hold, e.g. std's 128-aligned channel blocks.
 #[test]
 fn item13_alignments_above_64_are_served() {

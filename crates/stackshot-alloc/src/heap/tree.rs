@@ -131,21 +131,24 @@ impl Heap<'_> {
         x
     }
 
-    /// The node with the smallest key among runs of at least `want` blocks, or NIL. Unlike [`best_fit`](Self::best_fit)
-    /// it walks to the end even past an exact fit, so every run of that size or more comes after it.
+    /// The node with the smallest key among runs of at least `want` blocks, or NIL; and its predecessor in key
+    /// order, or NIL. Unlike [`best_fit`](Self::best_fit) it walks to the end even past an exact fit, so every
+    /// run of that size or more comes after it, and the last node passed that is too small is the predecessor.
     #[inline(always)]
-    pub(super) fn ceiling(&self, want: u32) -> u32 {
+    pub(super) fn ceiling(&self, want: u32) -> (u32, u32) {
         let mut x = self.root();
         let mut best = NIL;
+        let mut below = NIL;
         while x != NIL {
             if self.size(x) < want {
+                below = x;
                 x = self.larger(x);
             } else {
                 best = x;
                 x = self.smaller(x);
             }
         }
-        best
+        (best, below)
     }
 
     /// The node before `x` in key order, or NIL.
