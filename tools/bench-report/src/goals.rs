@@ -125,28 +125,27 @@ const POOL_NOTES: &[&str] =
      Where a row misses, that is the difference. `ValueStack<u8>`, the bare stack with an overflow check, is the \
      row closest to the reference."];
 
-const HEAP_NOTES: &[&str] =
-    &["A median is met (**yes**) when ours is below every peer's of the same build on that trace; a maximum when \
-     ours is at or below the best peer's on the AI scratch and agb traces, and within 1.5× of it on the others \
-     (the ratio is ours over the best peer's). Where a cell is not met, the ratio says by how much ours misses \
-     it. Why: every \
+const HEAP_NOTES: &[&str] = &[
+    "A median is met (**yes**) when ours is below every peer's of the same build on that trace; a maximum when ours \
+     is at or below the best peer's on the AI scratch and agb traces, and within 1.5× of it on the others (the ratio \
+     is ours over the best peer's). Where a cell is not met, the ratio says by how much ours misses it. Why: every \
      operation pays for the map and for checking its input. An allocation rounds the size, takes the head of the \
-     smallest bin that fits (runs of up to 31 blocks, one list per size) or the front of the top (the run that \
-     ends the heap), marks the 2-bit map with masks and counts the blocks in use; only runs of 32 blocks or more \
-     go through the red-black tree. A free validates the pointer against the map (outside, not a run start, \
-     double free: every bad free is refused), finds the end of the run in the map, keeps the peak (the use is at \
-     its highest just before a free), merges with free neighbours (binned ones are unlinked in O(1), the top \
-     grows in place, a tree neighbour's node takes the merged run) and files the run. That fixed work is why even \
-     ours' cheapest free (free min) costs more than some peers' free medians (counted below, with the same count \
-     for allocation): linked_list_allocator takes the first hole of a free list that stays short on these traces \
-     and trusts the caller's layout on free, talc and rlsf find a size class with a bit scan and keep their \
-     headers next to the block. Ours' maxima are merges or splits that reach the tree (insert and remove with \
-     rebalancing), which the worst-case table bounds by the number of tree runs. A quarter of the random mix's \
-     requests ask for 16-byte alignment, which a run gives from its first aligned block: they leave the fast \
-     path to search the bins and the tree for a run that holds them after that padding, and are the slowest \
-     allocations of that trace. Measured against peers compiled \
-     as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of these: the build won \
-     them, not the allocator."];
+     smallest bin that fits (runs of up to 31 blocks, one list per size) or the front of the top (the run that ends \
+     the heap), marks the 2-bit map with masks and counts the blocks in use; only runs of 32 blocks or more go through \
+     the red-black tree. A free validates the pointer against the map (outside, not a run start, double free: every \
+     bad free is refused), finds the end of the run in the map, keeps the peak (the use is at its highest just before \
+     a free), merges with free neighbours (binned ones are unlinked in O(1), the top grows in place, a tree \
+     neighbour's node takes the merged run) and files the run. That fixed work is why even ours' cheapest free (free \
+     min) costs more than some peers' free medians (counted below, with the same count for allocation): \
+     linked_list_allocator takes the first hole of a free list that stays short on these traces and trusts the \
+     caller's layout on free, talc and rlsf find a size class with a bit scan and keep their headers next to the \
+     block. Ours' maxima are merges or splits that reach the tree (insert and remove with rebalancing), which the \
+     worst-case table bounds by the number of tree runs. A quarter of the random mix's requests ask for 16-byte \
+     alignment, which a run gives from its first aligned block: they leave the fast path to search the bins and the \
+     tree for a run that holds them after that padding, and are the slowest allocations of that trace. Measured \
+     against peers compiled as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of \
+     these: the build won them, not the allocator.",
+];
 
 /// The frame goals, from the game table: the two-minute session and the bullet-hell scene, worst frame.
 pub fn frames(game: &Table) -> Result<Table, String> {

@@ -23,22 +23,16 @@ pub struct PtrPool<'a, T, const N: usize> {
 impl<'a, T, const N: usize> PtrPool<'a, T, N> {
     /// A pool over `slots`, all free; slot 0 is allocated first.
     pub const fn new(slots: &'a mut [MaybeUninit<T>; N]) -> Self {
-        const { assert!(size_of::<T>() > 0, "PtrPool needs a sized T") };
-        let base = slots.as_mut_ptr().cast::<T>();
-        let mut stack = [core::ptr::null_mut(); N];
-        let mut k = 0;
-        while k < N {
-            // SAFETY: `N - 1 - k < N`: inside `slots`.
-            stack[k] = unsafe { base.add(N - 1 - k) };
-            k += 1;
-        }
-        PtrPool { stack, live: [false; N], top: N, base, _slots: PhantomData }
+        let mut place = MaybeUninit::uninit();
+        Self::new_in(&mut place, slots);
+        // SAFETY: `new_in` has written every field.
+        unsafe { place.assume_init() }
     }
 
     /// A pool over `slots`, all free, built in `place`: as [`new`](Self::new), but with no copy of the pool
     /// on the stack, which `new`'s value may take (a pointer and a flag a slot: 1.25 KB for 256 slots, a third
     /// of a GBA stack in IWRAM).
-    pub fn new_in<'p>(place: &'p mut MaybeUninit<Self>, slots: &'a mut [MaybeUninit<T>; N]) -> &'p mut Self {
+    pub const fn new_in<'p>(place: &'p mut MaybeUninit<Self>, slots: &'a mut [MaybeUninit<T>; N]) -> &'p mut Self {
         const { assert!(size_of::<T>() > 0, "PtrPool needs a sized T") };
         let base = slots.as_mut_ptr().cast::<T>();
         let p = place.as_mut_ptr();
@@ -47,8 +41,10 @@ impl<'a, T, const N: usize> PtrPool<'a, T, N> {
         // fields are written before `place` is assumed initialised.
         unsafe {
             let stack = (&raw mut (*p).stack).cast::<*mut T>();
-            for k in 0..N {
+            let mut k = 0;
+            while k < N {
                 stack.add(k).write(base.add(N - 1 - k));
+                k += 1;
             }
             (&raw mut (*p).live).write_bytes(0, 1);
             (&raw mut (*p).top).write(N);
