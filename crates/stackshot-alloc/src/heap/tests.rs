@@ -1105,7 +1105,9 @@ fn an_aligned_request_takes_the_smallest_run_that_holds_it() {
     // any padding, run by run.
     let mut rng = crate::rng::Rng::new(14);
     let mut served = [0; 3];
-    for _ in 0..400 {
+    // Under Miri 25 heaps: 400 took about ten minutes under Tree Borrows alone (25: 30 s).
+    let heaps = if cfg!(miri) { 25 } else { 400 };
+    for _ in 0..heaps {
         let mut r = Box::new(Region64([0; 512]));
         let mut h = Heap::new(bytes(&mut r.0)).unwrap();
         let mut live = Vec::new();
@@ -1145,7 +1147,7 @@ fn an_aligned_request_takes_the_smallest_run_that_holds_it() {
             live.push(p);
         }
     }
-    assert!(served.iter().all(|&k| k > 20), "served from bins, tree and top: {served:?}");
+    assert!(served.iter().all(|&k| k > heaps / 20), "served from bins, tree and top: {served:?}");
 }
 
 #[test]
