@@ -139,10 +139,13 @@ const HEAP_NOTES: &[&str] = &[
      min) costs more than some peers' free medians (counted below, with the same count for allocation): \
      linked_list_allocator takes the first hole of a free list that stays short on these traces and trusts the \
      caller's layout on free, talc and rlsf find a size class with a bit scan and keep their headers next to the \
-     block. Ours' maxima are merges or splits that reach the tree (insert and remove with rebalancing), which the \
-     worst-case table bounds by the number of tree runs. A quarter of the random mix's requests ask for 16-byte \
-     alignment, which a run gives from its first aligned block: they leave the fast path to search the bins and the \
-     tree for a run that holds them after that padding, and are the slowest allocations of that trace. Measured \
+     block. Ours' slowest frees and splits reach the tree (insert and remove with rebalancing), which the worst-case \
+     table bounds by the number of tree runs; but the tree is not all of a missed maximum. On the AI scratch trace \
+     most frees that merge with a binned neighbour (unlink it, file the merged run) cost more than \
+     linked_list_allocator's slowest free, with no tree work at all. A quarter of the random mix's requests ask for \
+     16-byte alignment, which a run gives from its first aligned block: they leave the fast path to search the bins \
+     and the tree for a run that holds them after that padding, and are the slowest allocations of that trace, \
+     more for that search and the split around the padding than for the tree work in them. Measured \
      against peers compiled as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of \
      these: the build won them, not the allocator.",
 ];
