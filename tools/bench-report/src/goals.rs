@@ -139,13 +139,14 @@ const HEAP_NOTES: &[&str] = &[
      min) costs more than some peers' free medians (counted below, with the same count for allocation): \
      linked_list_allocator takes the first hole of a free list that stays short on these traces and trusts the \
      caller's layout on free, talc and rlsf find a size class with a bit scan and keep their headers next to the \
-     block. Ours' slowest frees and splits reach the tree (insert and remove with rebalancing), which the worst-case \
-     table bounds by the number of tree runs; but the tree is not all of a missed maximum. On the AI scratch trace \
-     most frees that merge with a binned neighbour (unlink it, file the merged run) cost more than \
-     linked_list_allocator's slowest free, with no tree work at all. A quarter of the random mix's requests ask for \
-     16-byte alignment, which a run gives from its first aligned block: they leave the fast path to search the bins \
-     and the tree for a run that holds them after that padding, and are the slowest allocations of that trace, \
-     more for that search and the split around the padding than for the tree work in them. Measured \
+     block. Ours' slowest frees (merges) and allocations (splits) reach the tree (insert and remove with \
+     rebalancing), which the worst-case table bounds by the number of tree runs; but the tree is not the whole cost \
+     of a missed maximum. On the AI scratch trace in ARM/IWRAM, nearly every free that merges with a binned \
+     neighbour and files the merged run in a bin, with no tree operation, costs more than linked_list_allocator's \
+     slowest free. A quarter of the random mix's requests ask for 16-byte alignment, which a run gives from its \
+     first aligned block: they leave the fast path to search the bins and the tree for a run that holds them after \
+     that padding, and are the slowest allocations of that trace; most of their cost is that search and the split \
+     around the padding, not the tree. Measured \
      against peers compiled as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of \
      these: the build won them, not the allocator.",
 ];
