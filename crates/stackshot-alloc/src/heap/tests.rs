@@ -1639,6 +1639,7 @@ fn lowest_bit_agrees_with_trailing_zeros() {
     let words =
         (1..=0xFFFF).chain((0..32).map(|k| 1 << k)).chain((0..10_000).map(|_| (rng.next_u32() | 1) << rng.below(32)));
     for m in words {
-        assert_eq!(super::bins::lowest_bit(m), m.trailing_zeros(), "lowest_bit({m:#x})");
+        assert_eq!(super::bins::lowest_bit_halving(m), m.trailing_zeros(), "lowest_bit_halving({m:#x})");
+        assert_eq!(super::bins::lowest_bit_table(m), m.trailing_zeros(), "lowest_bit_table({m:#x})");
     }
 }
