@@ -109,23 +109,23 @@ impl Heap<'_> {
 }
 
 /// The index of the lowest set bit of `m != 0`: for `alloc`, the smallest non-empty bin above the request.
-/// `trailing_zeros` would call a Thumb helper in ROM on ARMv4T, so it is computed here, in the way that is
-/// cheaper in the instruction set the hot paths are built for: [`lowest_bit_halving`] with the crate's
-/// `iwram` feature (ARM wrappers in IWRAM, where conditional execution makes the halving branch-free), else
-/// [`lowest_bit_table`] (Thumb in ROM, where every halving step is a branch).
-#[cfg(feature = "iwram")]
-pub(super) use self::lowest_bit_halving as lowest_bit;
-#[cfg(not(feature = "iwram"))]
-pub(super) use self::lowest_bit_table as lowest_bit;
+/// Written out: on ARMv4T (no CLZ) `trailing_zeros` is a call of a Thumb helper in ROM from ARM code. Which way
+/// follows the crate's `iwram` feature, that is, the instruction set the heap's hot paths are expected to run
+/// in: with it, [`lowest_bit_halving`] for the ARM wrappers in IWRAM (`iwram::heap_alloc`, `LockedHeap`),
+/// where conditional execution makes the halving cheap; without it, [`lowest_bit_table`] for Thumb callers,
+/// where every halving step is a branch.
+#[inline(always)]
+pub(super) fn lowest_bit(m: u32) -> u32 {
+    if cfg!(feature = "iwram") { lowest_bit_halving(m) } else { lowest_bit_table(m) }
+}
 
-/// [`lowest_bit`] for ARM: looked up when it is among the lowest four, else found by halving. The lookup saves a split from a bin up to three sizes above about 7 cycles (measured alone: the
-/// random mix's median allocation 159 → 157). The halving stops at four bits: the bit, isolated, is then 1, 2, 4
-/// or 8, whose index is x/2 − x/8 (a shift and a subtract for two halvings: the AI trace's slowest allocation
-/// 156 → 154, the random mix's median 153 → 151). It is the same search as the map's `code_index`, kept apart:
-/// that one's bit is at an even position, so its last step is a single compare (its `k + x/4` there made ARM
-/// frees 1 cycle cheaper and Thumb frees 11 to 13 dearer, measured), and sharing this one cost every free 8 to
-/// 11 cycles (measured).
-#[cfg(any(test, feature = "iwram"))]
+/// [`lowest_bit`] for ARM: looked up when it is among the lowest four, else found by halving. The lookup saves a
+/// split from a bin up to three sizes above about 7 cycles (measured alone: the random mix's median allocation 159
+/// → 157). The halving stops at four bits: the bit, isolated, is then 1, 2, 4 or 8, whose index is x/2 − x/8 (a
+/// shift and a subtract for two halvings: the AI trace's slowest allocation 156 → 154, the random mix's median 153
+/// → 151). It is the same search as the map's `code_index`, kept apart: that one's bit is at an even position, so
+/// its last step is a single compare (its `k + x/4` there made ARM frees 1 cycle cheaper and Thumb frees 11 to 13
+/// dearer, measured), and sharing this one cost every free 8 to 11 cycles (measured).
 #[inline(always)]
 pub(super) fn lowest_bit_halving(m: u32) -> u32 {
     // A set bit among the lowest four, the common case (the next bin up that is not empty is at most three
@@ -156,12 +156,13 @@ pub(super) fn lowest_bit_halving(m: u32) -> u32 {
 }
 
 /// [`lowest_bit`] for Thumb: the isolated bit times a de Bruijn sequence puts a distinct 5-bit pattern in the
-/// top bits, which a 32-byte table maps back to the index. A multiply, a shift and a load, with no branch.
+/// top bits, which a 32-byte table maps back to the index: a multiply, a shift and a load (it is what LLVM
+/// makes of `trailing_zeros` in Thumb code, plus its zero test; written out, it stays inline in ARM code too).
 /// In the Thumb/ROM benchmark, against the halving: the AI trace's slowest allocation 414 → 339 cycles, the
 /// adversarial trace's 409 → 339, the random mix's median 408 → 338; but an allocation from the top 196 → 208,
-/// as the compiler now lays the common tail out behind a branch. In ARM it lost: the random mix's median
-/// 146 → 152 (the halving's lookup of the lowest four bits is cheaper still there).
-#[cfg(any(test, not(feature = "iwram")))]
+/// as the compiler now lays the common tail out behind a branch, and the slowest on the bullet-hell and agb
+/// traces 2 cycles more. In ARM it lost: the random mix's median 146 → 152 (the halving's lookup of the lowest
+/// four bits is cheaper still there).
 #[inline(always)]
 pub(super) fn lowest_bit_table(m: u32) -> u32 {
     const DE_BRUIJN: u32 = 0x077C_B531;

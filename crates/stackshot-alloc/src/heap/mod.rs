@@ -99,8 +99,8 @@
 //! compiler lays the common path out straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
-//!   shift, and its lowest bit found by a lookup among the lowest four and halving in ARM, by a de Bruijn
-//!   multiply and a table in Thumb: `bins::lowest_bit`), or the front of the top when it is
+//!   shift, and its lowest bit found by a lookup among the lowest four and halving with the `iwram` feature,
+//!   else by a de Bruijn multiply and a table: `bins::lowest_bit`), or the front of the top when it is
 //!   smaller still or the tree is empty; a free whose neighbours are binned (or used) unlinks them and pushes the
 //!   merged run, and a free next to the top grows it. None of these touch the tree.
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with one OR of all its bits
