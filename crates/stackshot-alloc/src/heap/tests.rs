@@ -1643,3 +1643,14 @@ fn lowest_bit_agrees_with_trailing_zeros() {
         assert_eq!(super::bins::lowest_bit_table(m), m.trailing_zeros(), "lowest_bit_table({m:#x})");
     }
 }
+
+#[test]
+fn code_index_agrees_with_trailing_zeros() {
+    // Both ways, whichever the build uses, at each of a map word's 16 codes.
+    for k in 0..16 {
+        let bit = 1 << (2 * k);
+        assert_eq!(super::map::code_index_halving(bit), k, "code_index_halving({bit:#x})");
+        assert_eq!(super::bins::lowest_bit_table(bit) >> 1, k, "lowest_bit_table({bit:#x}) >> 1");
+        assert_eq!(super::map::code_index(bit), k, "code_index({bit:#x})");
+    }
+}
