@@ -123,10 +123,12 @@ pub(super) fn lowest_bit(m: u32) -> u32 {
 /// a split from a bin up to three sizes above about 7 cycles (measured alone: the random mix's median
 /// allocation 159 → 157). The halving stops at four bits: the bit, isolated, is then 1, 2, 4 or 8, whose index
 /// is x/2 − x/8 (a shift and a subtract for two halvings: the AI trace's slowest allocation 156 → 154, the
-/// random mix's median 153 → 151). It is the same search as the map's `code_index_halving`, kept apart: that
+/// random mix's median 153 → 151). It is the same search as the map's [`code_index_halving`], kept apart: that
 /// one's bit is at an even position, so its last step is a single compare (its `k + x/4` there made ARM frees 1
 /// cycle cheaper and Thumb frees 11 to 13 dearer, measured), and sharing this one cost every free 8 to 11
 /// cycles (measured).
+///
+/// [`code_index_halving`]: super::map::code_index_halving
 #[inline(always)]
 pub(super) fn lowest_bit_halving(m: u32) -> u32 {
     // A set bit among the lowest four, the common case (the next bin up that is not empty is at most three

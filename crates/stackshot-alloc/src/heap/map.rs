@@ -292,9 +292,10 @@ unsafe fn clear_words(mut p: *mut u32) -> (u32, u32) {
 /// Which of a map word's 16 codes has its low bit at `bit`, a single set bit at an even position: half its
 /// index. By the build's instruction set, as `alloc`'s [`lowest_bit`](super::bins::lowest_bit): with the
 /// crate's `iwram` feature (ARM) by halving, [`code_index_halving`]; without it (Thumb) by the de Bruijn table,
-/// [`lowest_bit_table`](super::bins::lowest_bit_table), whose one load replaces the halving's branches: in the
-/// Thumb/ROM benchmark every trace's median free is 45 to 58 cycles cheaper (the AI trace's 531 → 480), and the
-/// ARM/IWRAM figures are the same.
+/// [`lowest_bit_table`](super::bins::lowest_bit_table), a multiply and a load (plus LLVM's zero test) in place
+/// of the halving's branches. In the Thumb/ROM benchmark every trace's median free is 48 to 59 cycles cheaper
+/// with the table (the AI trace's 531 → 480). In ARM it lost, even with the table in IWRAM: every median free
+/// 4 or 5 cycles dearer (the AI trace's 180 → 184).
 #[inline(always)]
 pub(super) fn code_index(bit: u32) -> u32 {
     if cfg!(feature = "iwram") { code_index_halving(bit) } else { super::bins::lowest_bit_table(bit) >> 1 }

@@ -109,8 +109,9 @@
 //!   91 → 87), inline for a run whose codes lie in one word or two (two words through a call cost more,
 //!   measured when this was written: the AI trace's slowest allocation 206 cycles instead of 169, the random
 //!   mix's median 204 instead of 166), `free` finds the end-of-run code `01` with `w & !(w >> 1)` on whole
-//!   words, clears up to it with one mask, and reads whether the block after is free from the same word when
-//!   it holds that block's code too.
+//!   words, clears up to it with one mask (the mark's index found by halving with the `iwram` feature, else by
+//!   the same table: `map::code_index`), and reads whether the block after is free from the same word when it
+//!   holds that block's code too.
 //! - After `take` splits a tree run for a request above a bin's size, what is left usually takes the run's node
 //!   over in place (new block, smaller size) instead of a remove and an insert: the best-fit walk yields the
 //!   run's predecessor, and the key stays above it. A free that merges grows a neighbour's node in place
