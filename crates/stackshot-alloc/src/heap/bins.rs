@@ -165,7 +165,9 @@ pub(super) fn lowest_bit_halving(m: u32) -> u32 {
 /// adversarial trace's 409 → 339, the random mix's median 408 → 338; but an allocation from the top 196 → 208,
 /// as the compiler now lays the common tail out behind a branch, and the slowest on the bullet-hell and agb
 /// traces 2 cycles more. In ARM it lost: the random mix's median 146 → 152 (the halving's lookup of the lowest
-/// four bits is cheaper still there).
+/// four bits is cheaper still there). The map's [`code_index`] uses it too, in the same builds.
+///
+/// [`code_index`]: super::map::code_index
 #[inline(always)]
 pub(super) fn lowest_bit_table(m: u32) -> u32 {
     const DE_BRUIJN: u32 = 0x077C_B531;
