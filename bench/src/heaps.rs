@@ -271,21 +271,39 @@ fn byte_layout(size: usize) -> Layout {
     Layout::from_size_align(size, 1).expect("a valid size")
 }
 
-/// The most `subject` hands out in one block now: a binary search, each successful probe freed again.
+/// The most `subject` hands out in one block now: a binary search, each successful probe freed again. A request
+/// a little smaller than a free block can fail where the whole block succeeds, when what it would leave is too
+/// small for the allocator to keep (linked_list_allocator's empty 4 KB heap hands out 4096 bytes but not 4092),
+/// so the sizes up to [`SLACK`] bytes above the search's answer are tried too, and it goes on from any that fits.
 fn largest_block<S: Subject>(subject: &mut S) -> usize {
-    let (mut low, mut high) = (0, REGION_BYTES);
-    while low < high {
-        let mid = (low + high).div_ceil(2);
-        match subject.alloc(byte_layout(mid)) {
-            Some(p) => {
-                assert!(subject.free(p, byte_layout(mid)), "{} refused a probe's free", S::NAME);
+    let mut fits = |size: usize| match subject.alloc(byte_layout(size)) {
+        Some(p) => {
+            assert!(subject.free(p, byte_layout(size)), "{} refused a probe's free", S::NAME);
+            true
+        }
+        None => false,
+    };
+    let mut low = 0;
+    loop {
+        let mut high = REGION_BYTES;
+        while low < high {
+            let mid = (low + high).div_ceil(2);
+            if fits(mid) {
                 low = mid;
+            } else {
+                high = mid - 1;
             }
-            None => high = mid - 1,
+        }
+        match (low + 1..=(low + SLACK).min(REGION_BYTES)).rev().find(|&size| fits(size)) {
+            Some(size) => low = size,
+            None => return low,
         }
     }
-    low
 }
+
+/// How far above a failed size [`largest_block`] looks for one that fits: more than any peer's smallest free
+/// block (on the GBA: linked_list_allocator's 8 bytes, talc's 12, rlsf's 16).
+const SLACK: usize = 32;
 
 /// Allocates random sizes (8–128 bytes, a fixed sequence) until the first failure; returns the bytes asked
 /// for and handed out by then: how much of the region the allocator lets a program use.
