@@ -104,7 +104,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`IndexPool<u8>`",
         true,
-        r,
+        r.inline,
         work,
     );
     pools::row(
@@ -115,7 +115,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`IndexPool<u8>`, called (`iwram::pool_alloc` / `pool_free`)",
         false,
-        r,
+        r.call,
         work,
     );
     pools::row(
@@ -126,7 +126,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`IndexPool<u16>`",
         false,
-        r,
+        r.inline,
         work,
     );
     pools::row(
@@ -137,7 +137,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`Packed24`",
         false,
-        r,
+        r.inline,
         work,
     );
     pools::row(
@@ -148,7 +148,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`Packed18`",
         false,
-        r,
+        r.inline,
         work,
     );
     pools::row(
@@ -159,7 +159,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`PtrPool`",
         true,
-        r,
+        r.inline,
         work,
     );
     pools::row(
@@ -170,7 +170,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`ValueStack<u8>`",
         false,
-        r,
+        r.inline,
         work,
     );
     pools::row(
@@ -186,7 +186,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`IntrusivePool`",
         true,
-        r,
+        r.inline,
         work,
     );
     pools::row(
@@ -197,7 +197,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "`FlagPool` (baseline)",
         true,
-        r,
+        r.inline,
         work,
     );
     // slab and thunderdome take their storage from the global heap; bytes/slot counts it.
@@ -210,7 +210,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "slab 0.4",
         true,
-        r,
+        r.inline,
         work,
     );
     pools::row(
@@ -222,7 +222,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
         },
         "thunderdome 0.6",
         true,
-        r,
+        r.inline,
         work,
     );
     report::note(
@@ -259,7 +259,25 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     report::note(
         "pools",
         format_args!(
-            "vs. asm = (alloc + free medians) / the reference's. bytes/slot: size_of on the GBA minus the 4-byte payload;"
+            "vs. asm = (alloc + free medians) / the reference's timed the same way: the called row's against the called"
+        ),
+    );
+    report::note(
+        "pools",
+        format_args!(
+            "reference, every other row's against the inline one. Allocate stores the u32 in the `IndexPool`s, `PtrPool`,"
+        ),
+    );
+    report::note(
+        "pools",
+        format_args!(
+            "`FlagPool`, slab and thunderdome; `Packed24`, `Packed18` and `ValueStack` hand out an index or a value and"
+        ),
+    );
+    report::note(
+        "pools",
+        format_args!(
+            "store nothing, and `IntrusivePool` hands out a slot it does not write. bytes/slot: size_of on the GBA minus the 4-byte payload;"
         ),
     );
     report::note(

@@ -121,8 +121,11 @@ fn run(
              into an ARM function, so rustc's MIR inliner does it first, forced (`-Zinline-mir` with raised \
              thresholds, and `-Zcross-crate-inline-threshold=always` for the peers' crates: the profiles in \
              `Cargo.toml`). The benchmark crate itself is ARM code, so that what rustc instantiates in it for the \
-             inlined code is ARM too. Our heap's two shared tree functions are ARM functions in IWRAM (the crate's \
-             `iwram` feature), called as in the game; the count-leading-zeros helper that talc and rlsf call \
+             inlined code is ARM too. Our heap's out-of-line paths (the tree's search and splits, bad requests and \
+             alignments above a block, the map work of runs over two words, merges with a tree neighbour, the \
+             tree's insert, remove and rotation, the counting of refusals) are ARM functions in IWRAM of their own \
+             (the crate's `iwram` feature), called as in the game, so ours pays their calls where the peers are \
+             inlined whole; the count-leading-zeros helper that talc and rlsf call \
              (`__clzsi2`) is an ARM function in IWRAM (`bench/src/helpers.rs`). \
              `tools/harness/tests/bench_paths.rs` reads this build's ELF and fails if a timed function reaches ROM \
              other than on a panic's path (which stops the run): linked_list_allocator's free and slab's and \
@@ -130,7 +133,7 @@ fn run(
              `RawVec::grow_one`, which grows their storage; it costs nothing here, as their storage is reserved \
              up front and no measured operation grows it (checked).\n\
              - **Thumb/ROM** (`--profile bench-thumb`, no feature): the same, all Thumb code in ROM, our heap's \
-             tree functions and compiler_builtins' `__clzsi2` included.\n\n\
+             out-of-line paths and compiler_builtins' `__clzsi2` included.\n\n\
              Which figures depend on ROM timing ([timing.md](timing.md)): the ARM/IWRAM tables run from IWRAM on \
              data in IWRAM, one-cycle memory that mGBA models exactly, so they hold on hardware as printed. The \
              Thumb/ROM tables and the game's frame figures fetch code from the cartridge, where mGBA's model of \
