@@ -102,7 +102,13 @@ pub fn sharing(region: &mut Region, trace: &Trace, work: &mut Work) {
     report::note(
         "sharing",
         format_args!(
-            "LockedHeap<IrqLock> masks interrupts (IME) for each call and restores them after: the cost of a heap that the main loop and interrupt handlers may both use. Measured in this build only: in the ARM build the extra inlined timing code leaves IWRAM too little stack."
+            "LockedHeap<IrqLock> masks interrupts (IME) for each call and restores them after: the cost of a heap that the main loop and"
+        ),
+    );
+    report::note(
+        "sharing",
+        format_args!(
+            "interrupt handlers may both use. Measured in this build only: in the ARM build the extra inlined timing code leaves IWRAM too little stack."
         ),
     );
     for (name, (a, f)) in [
@@ -571,12 +577,37 @@ pub fn worst_case(region: &mut Region) {
         let bound = 2.0 * libm_log2(runs as f32 + 1.0);
         report::row("worst case", format_args!("{runs}|{height}|{:.1}|{alloc_max}|{free_max}", bound));
     }
+    // A log line is at most 255 bytes (mGBA cuts longer ones): the note in parts.
     report::note(
         "worst case",
         format_args!(
-            "A 4 KB heap holds at most {most} runs of {} and {} blocks (the smallest the tree keeps) with used blocks between them; smaller free runs are in bins, O(1), and the run at the end of the heap is the top, O(1). Each row: the heap filled with such runs, each followed by a used block, the runs freed in the order (of three: increasing, decreasing, alternating ends) that leaves the tallest tree, then every allocation the tree can serve (1 block, each run's size and one less) and every free of a separator (merging two tree runs) timed on a fresh copy of that state; the slowest of each.",
+            "A 4 KB heap holds at most {most} runs of {} and {} blocks (the smallest the tree keeps) with used blocks between them;",
             BINNED + 1,
             BINNED + 2
+        ),
+    );
+    report::note(
+        "worst case",
+        format_args!(
+            "smaller free runs are in bins, O(1), and the run at the end of the heap is the top, O(1). Each row: the heap filled with"
+        ),
+    );
+    report::note(
+        "worst case",
+        format_args!(
+            "such runs, each followed by a used block, the runs freed in the order (of three: increasing, decreasing, alternating ends)"
+        ),
+    );
+    report::note(
+        "worst case",
+        format_args!(
+            "that leaves the tallest tree, then every allocation the tree can serve (1 block, each run's size and one less) and every"
+        ),
+    );
+    report::note(
+        "worst case",
+        format_args!(
+            "free of a separator (merging two tree runs) timed on a fresh copy of that state; the slowest of each."
         ),
     );
 }

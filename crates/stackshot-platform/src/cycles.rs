@@ -2,11 +2,13 @@
 //!
 //! - [`Stopwatch`]: timer 0 counts every cycle and timer 1 its overflows: 32 bits, 256 s before it wraps. For
 //!   whole tests and frames.
-//! - [`OpTimer`]: timer 0 alone, read before and after one short operation inlined into an ARM (IWRAM) or a
-//!   Thumb (ROM) caller, minus the cost of the reads. For the cycles of a single allocate or free.
+//! - [`OpTimer`]: timer 0 alone, restarted before and read after one short operation inlined into an ARM (IWRAM)
+//!   or a Thumb (ROM) caller, minus the cost of the restart and the read. For the cycles of a single allocate or
+//!   free.
 //!
 //! They share timer 0: use one at a time.
 
+use core::mem::MaybeUninit;
 use gba::mmio::{TIMER0_CONTROL, TIMER0_COUNT, TIMER0_RELOAD, TIMER1_CONTROL, TIMER1_COUNT, TIMER1_RELOAD};
 use gba::timers::{TimerControl, TimerScale};
 
@@ -52,42 +54,92 @@ pub trait Op {
     fn run(&mut self) -> Self::Out;
 }
 
-/// Timer 0's count, read with one `ldrh` (an asm block: also a barrier the compiler cannot move memory
-/// accesses across).
-#[inline(always)]
-fn now() -> u16 {
-    let count: u16;
-    // SAFETY: reads the 16-bit TM0CNT_L register (0x04000100), which has no side effects.
-    unsafe {
-        core::arch::asm!("ldrh {0}, [{1}]", out(reg) count, in(reg) 0x0400_0100u32, options(nostack, preserves_flags))
-    };
-    count
-}
+// `time_arm` and `time_thumb` restart timer 0 from zero before the operation and read its count after it, each
+// in an asm block that builds the timer's address itself (0x04000100, TM0CNT_L; its control TM0CNT_H 2 bytes
+// on): nothing of the timing is in a register across the operation, where the compiler would spill it or build
+// the address again inside the timed window, at a cost that depends on the operation's own register use. The
+// blocks are also barriers the compiler cannot move memory accesses across, and the operation's result is stored
+// after the read, so that no work on it (such as packing it into return registers) falls inside the window. The
+// restart loads the reload value, which `OpTimer::calibrated` sets to 0.
 
 /// Runs `op` timed, as ARM code in IWRAM.
 #[unsafe(link_section = ".iwram.time_arm")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-fn time_arm<O: Op>(op: &mut O) -> (O::Out, u16) {
-    let before = now();
-    let out = op.run();
-    let after = now();
-    (out, after.wrapping_sub(before))
+fn time_arm<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
+    // SAFETY: writes timer 0's control (disabled, then enabled at the CPU clock, which restarts the count from its
+    // reload value, 0), which only the timers of this module use, one at a time.
+    unsafe {
+        core::arch::asm!(
+            "mov {t}, #0x04000000",
+            "add {t}, {t}, #0x100",
+            "mov {v}, #0",
+            "strh {v}, [{t}, #2]",
+            "mov {v}, #0x80",
+            "strh {v}, [{t}, #2]",
+            t = out(reg) _,
+            v = out(reg) _,
+            options(nostack, preserves_flags)
+        )
+    };
+    let result = op.run();
+    let count: u16;
+    // SAFETY: reads TM0CNT_L, which has no side effects.
+    unsafe {
+        core::arch::asm!(
+            "mov {t}, #0x04000000",
+            "add {t}, {t}, #0x100",
+            "ldrh {t}, [{t}]",
+            t = out(reg) count,
+            options(nostack, preserves_flags)
+        )
+    };
+    out.write(result);
+    count
 }
 
-/// Runs `op` timed, as Thumb code in ROM.
+/// Runs `op` timed, as Thumb code in ROM: the same, with 0x04000100 built in four instructions (which set the
+/// flags).
 #[inline(never)]
-fn time_thumb<O: Op>(op: &mut O) -> (O::Out, u16) {
-    let before = now();
-    let out = op.run();
-    let after = now();
-    (out, after.wrapping_sub(before))
+fn time_thumb<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
+    // SAFETY: as in `time_arm`.
+    unsafe {
+        core::arch::asm!(
+            "movs {t}, #1",
+            "lsls {t}, {t}, #18",
+            "adds {t}, {t}, #1",
+            "lsls {t}, {t}, #8",
+            "movs {v}, #0",
+            "strh {v}, [{t}, #2]",
+            "movs {v}, #0x80",
+            "strh {v}, [{t}, #2]",
+            t = out(reg) _,
+            v = out(reg) _,
+            options(nostack)
+        )
+    };
+    let result = op.run();
+    let count: u16;
+    // SAFETY: as in `time_arm`.
+    unsafe {
+        core::arch::asm!(
+            "movs {t}, #1",
+            "lsls {t}, {t}, #18",
+            "adds {t}, {t}, #1",
+            "lsls {t}, {t}, #8",
+            "ldrh {t}, [{t}]",
+            t = out(reg) count,
+            options(nostack)
+        )
+    };
+    out.write(result);
+    count
 }
 
 /// Times single operations shorter than 65,536 cycles from a caller of one build: an ARM function in IWRAM
 /// or a Thumb function in ROM, with the operation inlined into it, so that a figure is the operation's own
-/// cost and not that of a call from elsewhere. The cost of the two timer reads is subtracted. Exact in IWRAM;
-/// in ROM a read can move by a cycle or two with the cartridge prefetch buffer.
+/// cost and not that of a call from elsewhere. The cost of restarting and reading the timer is subtracted.
+/// Exact in IWRAM; in ROM a read can move by a cycle or two with the cartridge prefetch buffer.
 #[derive(Clone, Copy)]
 pub struct OpTimer {
     arm: bool,
@@ -112,7 +164,8 @@ impl OpTimer {
         start_timer0();
         let mut overhead = u16::MAX;
         for _ in 0..8 {
-            let cycles = if arm { time_arm(empty).1 } else { time_thumb(empty).1 };
+            let mut out = MaybeUninit::uninit();
+            let cycles = if arm { time_arm(empty, &mut out) } else { time_thumb(empty, &mut out) };
             overhead = overhead.min(cycles);
         }
         OpTimer { arm, overhead }
@@ -121,7 +174,9 @@ impl OpTimer {
     /// Runs `op` and returns its result and the cycles it took.
     #[inline(always)]
     pub fn time<O: Op>(&self, op: &mut O) -> (O::Out, u16) {
-        let (out, cycles) = if self.arm { time_arm(op) } else { time_thumb(op) };
-        (out, cycles.saturating_sub(self.overhead))
+        let mut out = MaybeUninit::uninit();
+        let cycles = if self.arm { time_arm(op, &mut out) } else { time_thumb(op, &mut out) };
+        // SAFETY: `time_arm` and `time_thumb` write the operation's result before they return.
+        (unsafe { out.assume_init() }, cycles.saturating_sub(self.overhead))
     }
 }
