@@ -122,8 +122,8 @@
 //!   `tree_remove`). Through `take` and `tree_remove` these were the bullet-hell and agb traces' slowest
 //!   allocations, 408 and 411 cycles; now 204 and 206.
 //!
-//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 128 bytes for `heap_alloc`,
-//! 1 192 for `heap_free`, and 6 244 for the out-of-line functions: 8 564 bytes of IWRAM. `docs/benchmarks.md`
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 192 bytes for `heap_alloc`,
+//! 1 192 for `heap_free`, and 6 196 for the out-of-line functions: 8 580 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
