@@ -56,11 +56,15 @@ pub trait Op {
 
 // `time_arm` and `time_thumb` restart timer 0 from zero before the operation and read its count after it, each
 // in an asm block that builds the timer's address itself (0x04000100, TM0CNT_L; its control TM0CNT_H 2 bytes
-// on): nothing of the timing is in a register across the operation, where the compiler would spill it or build
-// the address again inside the timed window, at a cost that depends on the operation's own register use. The
-// blocks are also barriers the compiler cannot move memory accesses across, and the operation's result is stored
-// after the read, so that no work on it (such as packing it into return registers) falls inside the window. The
-// restart loads the reload value, which `OpTimer::calibrated` sets to 0.
+// on): neither the first reading nor the address is in a register across the operation, where the compiler
+// would spill it or build the address again inside the timed window, at a cost that depends on the operation's
+// own register use. The blocks are also barriers the compiler cannot move memory accesses across, and the
+// operation's result is stored after the read, so that no work on it (such as packing it into return registers)
+// falls inside the window. What is left: `out` stays in a register across the operation, and plain arithmetic
+// can move across the blocks, a few cycles either way by the code generated. (Passing `out` through a static
+// and `op` through the restart's block removed those too, but the literal it needs in each copy of the read
+// took 770 bytes of IWRAM, more than the ARM benchmark's stack could spare.) The restart loads the reload
+// value, which `OpTimer::calibrated` sets to 0.
 
 /// Runs `op` timed, as ARM code in IWRAM.
 #[unsafe(link_section = ".iwram.time_arm")]
