@@ -2,14 +2,18 @@
 //!
 //! - [`Stopwatch`]: timer 0 counts every cycle and timer 1 its overflows: 32 bits, 256 s before it wraps. For
 //!   whole tests and frames.
-//! - [`OpTimer`]: timer 0 alone, restarted before and read after one short operation inlined into an ARM (IWRAM)
+//! - [`OpTimer`]: timer 2 alone, restarted before and read after one short operation inlined into an ARM (IWRAM)
 //!   or a Thumb (ROM) caller, minus the cost of the restart and the read. For the cycles of a single allocate or
 //!   free.
 //!
-//! They share timer 0: use one at a time.
+//! They use different timers, so a Stopwatch (the test runner's, around every test) keeps counting while an
+//! OpTimer times operations.
 
 use core::mem::MaybeUninit;
-use gba::mmio::{TIMER0_CONTROL, TIMER0_COUNT, TIMER0_RELOAD, TIMER1_CONTROL, TIMER1_COUNT, TIMER1_RELOAD};
+use gba::mmio::{
+    TIMER0_CONTROL, TIMER0_COUNT, TIMER0_RELOAD, TIMER1_CONTROL, TIMER1_COUNT, TIMER1_RELOAD, TIMER2_CONTROL,
+    TIMER2_RELOAD,
+};
 use gba::timers::{TimerControl, TimerScale};
 
 /// Timer 0 counting at the CPU clock, from zero.
@@ -54,9 +58,9 @@ pub trait Op {
     fn run(&mut self) -> Self::Out;
 }
 
-// `time_arm` and `time_thumb` restart timer 0 from zero before the operation and read its count after it, each
-// in an asm block that builds the timer's address itself (0x04000100, TM0CNT_L; its control TM0CNT_H 2 bytes
-// on): neither the first reading nor the address is in a register across the operation, where the compiler
+// `time_arm` and `time_thumb` restart timer 2 from zero before the operation and read its count after it, each
+// in an asm block that builds the timer's address itself (TM2CNT_L at 0x04000108, built as 0x04000100 + 8; its
+// control TM2CNT_H 2 bytes on): neither the first reading nor the address is in a register across the operation, where the compiler
 // would spill it or build the address again inside the timed window, at a cost that depends on the operation's
 // own register use. The blocks are also barriers the compiler cannot move memory accesses across, and the
 // operation's result is stored after the read, so that no work on it (such as packing it into return registers)
@@ -71,16 +75,16 @@ pub trait Op {
 #[instruction_set(arm::a32)]
 #[inline(never)]
 fn time_arm<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
-    // SAFETY: writes timer 0's control (disabled, then enabled at the CPU clock, which restarts the count from its
-    // reload value, 0), which only the timers of this module use, one at a time.
+    // SAFETY: writes timer 2's control (disabled, then enabled at the CPU clock, which restarts the count from its
+    // reload value, 0), which only OpTimer uses, one operation at a time.
     unsafe {
         core::arch::asm!(
             "mov {t}, #0x04000000",
             "add {t}, {t}, #0x100",
             "mov {v}, #0",
-            "strh {v}, [{t}, #2]",
+            "strh {v}, [{t}, #10]",
             "mov {v}, #0x80",
-            "strh {v}, [{t}, #2]",
+            "strh {v}, [{t}, #10]",
             t = out(reg) _,
             v = out(reg) _,
             options(nostack, preserves_flags)
@@ -88,12 +92,12 @@ fn time_arm<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
     };
     let result = op.run();
     let count: u16;
-    // SAFETY: reads TM0CNT_L, which has no side effects.
+    // SAFETY: reads TM2CNT_L, which has no side effects.
     unsafe {
         core::arch::asm!(
             "mov {t}, #0x04000000",
             "add {t}, {t}, #0x100",
-            "ldrh {t}, [{t}]",
+            "ldrh {t}, [{t}, #8]",
             t = out(reg) count,
             options(nostack, preserves_flags)
         )
@@ -114,9 +118,9 @@ fn time_thumb<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
             "adds {t}, {t}, #1",
             "lsls {t}, {t}, #8",
             "movs {v}, #0",
-            "strh {v}, [{t}, #2]",
+            "strh {v}, [{t}, #10]",
             "movs {v}, #0x80",
-            "strh {v}, [{t}, #2]",
+            "strh {v}, [{t}, #10]",
             t = out(reg) _,
             v = out(reg) _,
             options(nostack)
@@ -131,7 +135,7 @@ fn time_thumb<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
             "lsls {t}, {t}, #18",
             "adds {t}, {t}, #1",
             "lsls {t}, {t}, #8",
-            "ldrh {t}, [{t}]",
+            "ldrh {t}, [{t}, #8]",
             t = out(reg) count,
             options(nostack)
         )
@@ -158,14 +162,16 @@ impl Op for Nothing {
 }
 
 impl OpTimer {
-    /// Starts timer 0 and measures the empty operation in the build (`arm`, or Thumb).
+    /// Starts timer 2 and measures the empty operation in the build (`arm`, or Thumb).
     pub fn new(arm: bool) -> OpTimer {
         OpTimer::calibrated(arm, &mut Nothing)
     }
 
     /// Like [`OpTimer::new`], but subtracting what `empty` costs instead of nothing (the least of 8 runs).
     pub fn calibrated<O: Op<Out = ()>>(arm: bool, empty: &mut O) -> OpTimer {
-        start_timer0();
+        // Reload value 0, which each restart loads.
+        TIMER2_RELOAD.write(0);
+        TIMER2_CONTROL.write(TimerControl::new().with_scale(TimerScale::_1).with_enabled(true));
         let mut overhead = u16::MAX;
         for _ in 0..8 {
             let mut out = MaybeUninit::uninit();

@@ -115,7 +115,7 @@ fn run(
     text += "Every allocator, ours and the peers, is measured in the same two builds, and compared only within one. \
              In each, an operation is inlined whole into the timing function of that build, so that a figure is \
              the allocator's own code and not a call from elsewhere. The data (the pools, the 4 KB heap region, \
-             slab's and thunderdome's storage) is in IWRAM in both. The timing function restarts timer 0 before \
+             slab's and thunderdome's storage) is in IWRAM in both. The timing function restarts timer 2 before \
              the operation and reads it after, each in an asm block that builds the timer's address itself, and \
              subtracts what an empty operation measures (`stackshot_platform::cycles`): neither the reading nor \
              the address is held in a register across the operation. The compiler can still move plain \
