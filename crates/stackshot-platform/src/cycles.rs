@@ -58,91 +58,70 @@ pub trait Op {
     fn run(&mut self) -> Self::Out;
 }
 
-// `time_arm` and `time_thumb` restart timer 2 from zero before the operation and read its count after it, each
-// in an asm block that builds the timer's address itself (TM2CNT_L at 0x04000108, built as 0x04000100 + 8; its
-// control TM2CNT_H 2 bytes on): neither the first reading nor the address is in a register across the operation, where the compiler
-// would spill it or build the address again inside the timed window, at a cost that depends on the operation's
-// own register use. The blocks are also barriers the compiler cannot move memory accesses across, and the
-// operation's result is stored after the read, so that no work on it (such as packing it into return registers)
-// falls inside the window. What is left: `out` stays in a register across the operation, and plain arithmetic
-// can move across the blocks, a few cycles either way by the code generated. (Passing `out` through a static
-// and `op` through the restart's block removed those too, but the literal it needs in each copy of the read
-// took 770 bytes of IWRAM, more than the ARM benchmark's stack could spare.) The restart loads the reload
-// value, which `OpTimer::calibrated` sets to 0.
-
-/// Runs `op` timed, as ARM code in IWRAM.
-#[unsafe(link_section = ".iwram.time_arm")]
-#[instruction_set(arm::a32)]
-#[inline(never)]
-fn time_arm<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
-    // SAFETY: writes timer 2's control (disabled, then enabled at the CPU clock, which restarts the count from its
-    // reload value, 0), which only OpTimer uses, one operation at a time.
-    unsafe {
-        core::arch::asm!(
-            "mov {t}, #0x04000000",
-            "add {t}, {t}, #0x100",
-            "mov {v}, #0",
-            "strh {v}, [{t}, #10]",
-            "mov {v}, #0x80",
-            "strh {v}, [{t}, #10]",
-            t = out(reg) _,
-            v = out(reg) _,
-            options(nostack, preserves_flags)
-        )
+/// Defines a timing function, `time_arm` or `time_thumb`. It restarts timer 2 from zero before the operation and
+/// reads its count after it, each in an asm block that builds the timer's address itself (0x04000100 into `t`
+/// by the build's instructions `$base`, then TM2CNT_L at +8 and its control TM2CNT_H at +10): neither the first
+/// reading nor the address is in a register across the operation, where the compiler would spill it or build the
+/// address again inside the timed window, at a cost that depends on the operation's own register use. The blocks
+/// are also barriers the compiler cannot move memory accesses across, and the operation's result is stored after
+/// the read, so that no work on it (such as packing it into return registers) falls inside the window.
+///
+/// What is left: `out` stays in a register across the operation, and plain arithmetic can move across the
+/// blocks, a few cycles either way by the code generated. (Passing `out` through a static and `op` through the
+/// restart's block removed those too, but the literal that needs in each copy of the read took 770 bytes of
+/// IWRAM, more than the ARM benchmark's stack could spare.) The restart loads the reload value, which
+/// `OpTimer::calibrated` sets to 0.
+macro_rules! timing_function {
+    ($(#[$attr:meta])* $name:ident, [$($base:literal),*], $($option:ident),*) => {
+        $(#[$attr])*
+        #[inline(never)]
+        fn $name<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
+            // SAFETY: writes timer 2's control (disabled, then enabled at the CPU clock, which restarts the count
+            // from its reload value, 0), which only OpTimer uses, one operation at a time.
+            unsafe {
+                core::arch::asm!(
+                    $($base,)*
+                    "movs {v}, #0",
+                    "strh {v}, [{t}, #10]",
+                    "movs {v}, #0x80",
+                    "strh {v}, [{t}, #10]",
+                    t = out(reg) _,
+                    v = out(reg) _,
+                    options($($option),*)
+                )
+            };
+            let result = op.run();
+            let count: u16;
+            // SAFETY: reads TM2CNT_L, which has no side effects.
+            unsafe {
+                core::arch::asm!(
+                    $($base,)*
+                    "ldrh {t}, [{t}, #8]",
+                    t = out(reg) count,
+                    options($($option),*)
+                )
+            };
+            out.write(result);
+            count
+        }
     };
-    let result = op.run();
-    let count: u16;
-    // SAFETY: reads TM2CNT_L, which has no side effects.
-    unsafe {
-        core::arch::asm!(
-            "mov {t}, #0x04000000",
-            "add {t}, {t}, #0x100",
-            "ldrh {t}, [{t}, #8]",
-            t = out(reg) count,
-            options(nostack, preserves_flags)
-        )
-    };
-    out.write(result);
-    count
 }
 
-/// Runs `op` timed, as Thumb code in ROM: the same, with 0x04000100 built in four instructions (which set the
-/// flags).
-#[inline(never)]
-fn time_thumb<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
-    // SAFETY: as in `time_arm`.
-    unsafe {
-        core::arch::asm!(
-            "movs {t}, #1",
-            "lsls {t}, {t}, #18",
-            "adds {t}, {t}, #1",
-            "lsls {t}, {t}, #8",
-            "movs {v}, #0",
-            "strh {v}, [{t}, #10]",
-            "movs {v}, #0x80",
-            "strh {v}, [{t}, #10]",
-            t = out(reg) _,
-            v = out(reg) _,
-            options(nostack)
-        )
-    };
-    let result = op.run();
-    let count: u16;
-    // SAFETY: as in `time_arm`.
-    unsafe {
-        core::arch::asm!(
-            "movs {t}, #1",
-            "lsls {t}, {t}, #18",
-            "adds {t}, {t}, #1",
-            "lsls {t}, {t}, #8",
-            "ldrh {t}, [{t}, #8]",
-            t = out(reg) count,
-            options(nostack)
-        )
-    };
-    out.write(result);
-    count
-}
+timing_function!(
+    /// Runs `op` timed, as ARM code in IWRAM.
+    #[unsafe(link_section = ".iwram.time_arm")]
+    #[instruction_set(arm::a32)]
+    time_arm,
+    ["mov {t}, #0x04000000", "add {t}, {t}, #0x100"],
+    nostack
+);
+
+timing_function!(
+    /// Runs `op` timed, as Thumb code in ROM (its four instructions for the address set the flags).
+    time_thumb,
+    ["movs {t}, #1", "lsls {t}, {t}, #18", "adds {t}, {t}, #1", "lsls {t}, {t}, #8"],
+    nostack
+);
 
 /// Times single operations shorter than 65,536 cycles from a caller of one build: an ARM function in IWRAM
 /// or a Thumb function in ROM, with the operation inlined into it, so that a figure is the operation's own
