@@ -72,7 +72,7 @@ pub trait Op {
 /// IWRAM, more than the ARM benchmark's stack could spare.) The restart loads the reload value, which
 /// `OpTimer::calibrated` sets to 0.
 macro_rules! timing_function {
-    ($(#[$attr:meta])* $name:ident, [$($base:literal),*], $($option:ident),*) => {
+    ($(#[$attr:meta])* $name:ident, [$($base:literal),*]) => {
         $(#[$attr])*
         #[inline(never)]
         fn $name<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
@@ -87,7 +87,7 @@ macro_rules! timing_function {
                     "strh {v}, [{t}, #10]",
                     t = out(reg) _,
                     v = out(reg) _,
-                    options($($option),*)
+                    options(nostack)
                 )
             };
             let result = op.run();
@@ -98,7 +98,7 @@ macro_rules! timing_function {
                     $($base,)*
                     "ldrh {t}, [{t}, #8]",
                     t = out(reg) count,
-                    options($($option),*)
+                    options(nostack)
                 )
             };
             out.write(result);
@@ -112,15 +112,13 @@ timing_function!(
     #[unsafe(link_section = ".iwram.time_arm")]
     #[instruction_set(arm::a32)]
     time_arm,
-    ["mov {t}, #0x04000000", "add {t}, {t}, #0x100"],
-    nostack
+    ["mov {t}, #0x04000000", "add {t}, {t}, #0x100"]
 );
 
 timing_function!(
-    /// Runs `op` timed, as Thumb code in ROM (its four instructions for the address set the flags).
+    /// Runs `op` timed, as Thumb code in ROM.
     time_thumb,
-    ["movs {t}, #1", "lsls {t}, {t}, #18", "adds {t}, {t}, #1", "lsls {t}, {t}, #8"],
-    nostack
+    ["movs {t}, #1", "lsls {t}, {t}, #18", "adds {t}, {t}, #1", "lsls {t}, {t}, #8"]
 );
 
 /// Times single operations shorter than 65,536 cycles from a caller of one build: an ARM function in IWRAM

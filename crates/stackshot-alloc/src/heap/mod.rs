@@ -106,7 +106,7 @@
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with one OR of all its bits
 //!   but the last code's high bit (the used codes are chosen for it: `11`, and `01` for the last; the blocks it
 //!   takes are all `00`, so no bit needs clearing, 4 cycles less than an OR and a clear: the AI trace's median
-//!   91 → 87), inline for a run whose codes lie in one word or two (two words through a call cost more,
+//!   91 → 87 with the benchmark's earlier timer), inline for a run whose codes lie in one word or two (two words through a call cost more,
 //!   measured when this was written: the AI trace's slowest allocation 206 cycles instead of 169, the random
 //!   mix's median 204 instead of 166), `free` finds the end-of-run code `01` with `w & !(w >> 1)` on whole
 //!   words, clears up to it with one mask (the mark's index found by halving with the `iwram` feature, else by
@@ -120,7 +120,7 @@
 //!   no further call: what is left keeps the node, or goes to its bin while the node leaves the tree by a
 //!   splice (`remove_smallest`: it has no smaller child; only a black leaf below the root is rebalanced, by
 //!   `tree_remove`). Through `take` and `tree_remove` these were the bullet-hell and agb traces' slowest
-//!   allocations, 408 and 411 cycles; now 204 and 206.
+//!   allocations, 408 and 411 cycles (measured with the benchmark's earlier timer); now 204 and 206.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 192 bytes for `heap_alloc`,
 //! 1 192 for `heap_free`, and 6 196 for the out-of-line functions: 8 580 bytes of IWRAM. `docs/benchmarks.md`
