@@ -323,7 +323,7 @@ impl<'a> Heap<'a> {
     }
 
     /// `alloc`'s search of the tree, when no bin serves the request: the blocks, or `None` when no run fits
-    /// (counted as a failed request). Out of line, to keep `alloc` short. An `Option` of a pointer comes back in
+    /// (counted by `refuse_cold`). Out of line, to keep `alloc` short. An `Option` of a pointer comes back in
     /// a register; the `Result` it returned came back through memory, written by the callee and read by the
     /// caller: the bullet-hell and agb traces' slowest allocations (splits of the smallest run, here) took 219 and
     /// 221 cycles in ARM/IWRAM instead of 204 and 206, and even `alloc`'s fast path 2 more (measured).
@@ -342,8 +342,7 @@ impl<'a> Heap<'a> {
                 (run, below) = (self.top, UNKNOWN);
             }
             if run == NIL {
-                self.count_failed();
-                return None;
+                return self.refuse_cold();
             }
             return Some(self.take(run, below, run, n));
         }
@@ -353,8 +352,7 @@ impl<'a> Heap<'a> {
             return Some(self.take_top(self.top, n));
         }
         if run == NIL {
-            self.count_failed();
-            return None;
+            return self.refuse_cold();
         }
         // `take`'s split of the smallest run, without its calls. Each path here ends in its own `hand_out`:
         // sharing one tail saved 244 bytes of IWRAM but cost these splits 14-18 cycles (measured). At least 1
@@ -726,12 +724,13 @@ impl<'a> Heap<'a> {
         Err(e)
     }
 
-    /// Counts a failed request, out of the fast path's line.
+    /// `alloc_tree`'s refusal, out of the fast path's line: counted by `refuse`, returned as `alloc_tree`
+    /// returns it (`alloc` makes it `OutOfMemory`).
     #[cold]
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_refuse"))]
-    fn count_failed(&mut self) {
-        self.failed = self.failed.saturating_add(1);
+    fn refuse_cold(&mut self) -> Option<NonNull<u8>> {
+        self.refuse(HeapError::OutOfMemory).ok()
     }
 
     /// Counts a refused free, out of the free's line: the common free then runs straight through.
