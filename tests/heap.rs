@@ -186,8 +186,8 @@ impl<const CALLED: bool> Op for Free<'_, '_, CALLED> {
     }
 }
 
-/// The heap behind the lock the game uses; with the crate's `iwram` feature its allocate and free take the
-/// lock around a call of `iwram::heap_alloc` / `heap_free`.
+/// The heap behind the lock the game uses; with the crate's `iwram` feature its allocate and free are each one
+/// ARM function in IWRAM that takes the lock, runs the heap and releases the lock (and zeroes, for the owner).
 type AiHeap = LockedHeap<'static, IrqLock>;
 /// The game's scratch: a run of `i16`s the heap's owner frees when dropped.
 type Scratch = HeapBox<'static, 'static, [i16], IrqLock>;
@@ -249,8 +249,8 @@ fn median_max(v: &mut [u16]) -> (u16, u16) {
 }
 
 /// The game's call path (src/game/enemy.rs: Thumb code in ROM making a `HeapBox` slice on a static
-/// `LockedHeap<IrqLock>`, whose allocate and free call the ARM functions in IWRAM `iwram::heap_alloc` and
-/// `heap_free` with interrupts masked) against the heap inlined into an ARM timing function, as the benchmark
+/// `LockedHeap<IrqLock>`, whose allocate and free are ARM functions in IWRAM that run the heap with interrupts
+/// masked) against the heap inlined into an ARM timing function, as the benchmark
 /// times it, on the benchmark's AI trace: what the call, the lock and the owner's fill cost. Every way must hand
 /// out the same blocks and leave the same valid heap.
 #[test_case]

@@ -37,6 +37,14 @@ pub struct IrqLock {
 // inside the locked section re-enables IME, a context that then tries the lock finds `held` set and is refused.
 unsafe impl Sync for IrqLock {}
 
+/// `lock`'s panic, out of line: inlined into `LockedHeap`'s ARM functions in IWRAM, a call of this takes fewer
+/// bytes there than the panic's arguments.
+#[cold]
+#[inline(never)]
+fn reentered() -> ! {
+    panic!("stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with?)");
+}
+
 // SAFETY: while one context holds the lock, interrupts are masked, so no other context runs until `unlock`;
 // re-entry from the holder itself is refused. That is mutual exclusion on the GBA's single core.
 unsafe impl lock_api::RawMutex for IrqLock {
@@ -44,14 +52,14 @@ unsafe impl lock_api::RawMutex for IrqLock {
     const INIT: Self = IrqLock { held: Cell::new(false), saved_ime: Cell::new(0) };
     type GuardMarker = lock_api::GuardNoSend;
 
-    #[inline]
+    #[inline(always)]
     fn lock(&self) {
         if !self.try_lock() {
-            panic!("stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with?)");
+            reentered();
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn try_lock(&self) -> bool {
         // SAFETY: IME is a 16-bit I/O register, always mapped on the GBA.
         let ime = unsafe { IME.read_volatile() };
@@ -70,7 +78,7 @@ unsafe impl lock_api::RawMutex for IrqLock {
         true
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn unlock(&self) {
         let ime = self.saved_ime.get();
         self.held.set(false);

@@ -57,7 +57,7 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         let ptr = if layout.size() == 0 {
             NonNull::dangling()
         } else {
-            match self.alloc_block(layout) {
+            match self.alloc_block::<false>(layout) {
                 Ok(p) => p.cast(),
                 Err(_) => return Err(value),
             }
@@ -84,13 +84,8 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// IWRAM: a few cycles a word, where a fill value by value compiles to a `memset` from ROM). Refused as
     /// [`boxed_slice`](Self::boxed_slice) is.
     pub fn boxed_slice_zeroed<T: bytemuck::Zeroable>(&self, len: usize) -> Result<HeapBox<'_, 'a, [T], L>, HeapError> {
-        let room = self.boxed_uninit_slice::<T>(len)?;
-        let bytes = size_of::<T>() * len;
-        if bytes != 0 {
-            // SAFETY: a fresh block of `bytes` bytes (a run of no bytes took none).
-            unsafe { super::adapter::zero_block(room.ptr.cast(), bytes) };
-        }
-        // SAFETY: every byte of the values is zero, a value of a `Zeroable` T.
+        let room = self.uninit_slice::<T, true>(len)?;
+        // SAFETY: every byte of the values is zero, a value of a `Zeroable` T (a slice of no bytes has none).
         Ok(unsafe { room.assume_init() })
     }
 
@@ -98,8 +93,16 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// for instance, with an ARM fill in IWRAM rather than a `memset` from ROM), then
     /// [`assume_init`](HeapBox::assume_init). Refused as [`boxed_slice`](Self::boxed_slice) is.
     pub fn boxed_uninit_slice<T>(&self, len: usize) -> Result<HeapBox<'_, 'a, [MaybeUninit<T>], L>, HeapError> {
+        self.uninit_slice::<T, false>(len)
+    }
+
+    /// `boxed_uninit_slice`, its block zeroed (by the same call, in IWRAM with the `iwram` feature) if `ZEROED`.
+    fn uninit_slice<T, const ZEROED: bool>(
+        &self,
+        len: usize,
+    ) -> Result<HeapBox<'_, 'a, [MaybeUninit<T>], L>, HeapError> {
         let layout = Layout::array::<T>(len).map_err(|_| HeapError::TooLarge)?;
-        let data = if layout.size() == 0 { NonNull::dangling() } else { self.alloc_block(layout)?.cast() };
+        let data = if layout.size() == 0 { NonNull::dangling() } else { self.alloc_block::<ZEROED>(layout)?.cast() };
         // `MaybeUninit<T>` needs no initialising, so the block (or for no bytes the dangling, aligned pointer)
         // already holds `len` valid values.
         Ok(HeapBox { ptr: NonNull::slice_from_raw_parts(data, len), heap: self, _owns: PhantomData })

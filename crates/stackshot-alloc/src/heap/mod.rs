@@ -122,8 +122,9 @@
 //!   `tree_remove`). Through `take` and `tree_remove` these were the bullet-hell and agb traces' slowest
 //!   allocations, 408 and 411 cycles (measured with the benchmark's earlier timer); now 204 and 206.
 //!
-//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 192 bytes for `heap_alloc`,
-//! 1 192 for `heap_free`, and 6 196 for the out-of-line functions: 8 580 bytes of IWRAM. `docs/benchmarks.md`
+//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 224 bytes for `LockedHeap`'s
+//! allocation (`alloc_block`, its lock and zeroing included), 1 304 for its free (`free_block`), and 6 200 for
+//! the out-of-line functions: 8 728 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
 mod adapter;
