@@ -1,4 +1,5 @@
-//! Reads the ROM's ELF: symbols, and whether a hot path really is ARM code in IWRAM that never calls into ROM.
+//! Reads the ROM's ELF: symbols, and whether a hot path really is ARM code in IWRAM that does not call into ROM
+//! (but for the calls a test lets through).
 
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 use std::ops::Range;
@@ -139,21 +140,4 @@ impl Elf {
         }
         Ok(())
     }
-}
-
-/// Whether the function named `name` (mangled) is on a panic's path only: a function that never returns, or a
-/// `core::fmt` function whose address a panic's message carries. A call into ROM to one cannot slow a hot path
-/// or add cycles to a figure: the program stops instead.
-pub fn panic_path(name: &str) -> bool {
-    [
-        "4core9panicking",
-        "4core6result13unwrap_failed",
-        "4core6option13unwrap_failed",
-        "4core6option13expect_failed",
-        "4core3fmt",
-        // `IrqLock`'s panic on re-entry, out of line (stackshot-alloc's irq.rs).
-        "3irq9reentered",
-    ]
-    .iter()
-    .any(|n| name.contains(n))
 }

@@ -1,8 +1,8 @@
-//! Every hot path is ARM code in IWRAM that calls back into ROM only on a panic's path, which stops the game,
-//! as the ELF shows.
+//! Every hot path is ARM code in IWRAM that never calls back into ROM but to the heap lock's panic, which stops
+//! the game, as the ELF shows.
 mod common;
 
-use harness::elf::{Elf, IWRAM, panic_path};
+use harness::elf::{Elf, IWRAM};
 
 /// The functions that must stay fast. Add each new hot path here.
 const HOT_PATHS: &[&str] = &[
@@ -31,11 +31,17 @@ const HOT_PATHS: &[&str] = &[
     "first_unpainted",
 ];
 
+/// The one call into ROM a hot path may make: `IrqLock`'s panic on re-entry (stackshot-alloc's irq.rs), out of
+/// line from the lock that `LockedHeap`'s ARM functions inline. It never returns, so it cannot slow them.
+fn lock_panic(name: &str) -> bool {
+    name.contains("15stackshot_alloc3irq9reentered")
+}
+
 #[test]
 fn hot_paths_are_arm_code_in_iwram() {
     let elf = Elf::read(&common::elf()).unwrap();
     for name in HOT_PATHS {
-        let f = elf.check_hot_path_except(name, &panic_path).unwrap_or_else(|e| panic!("{e}"));
+        let f = elf.check_hot_path_except(name, &lock_panic).unwrap_or_else(|e| panic!("{e}"));
         println!("{name}: ARM, {} bytes at {:#010x}", f.size, f.address);
     }
 }
@@ -46,7 +52,7 @@ fn no_function_in_iwram_calls_into_rom() {
     let in_iwram: Vec<_> = elf.symbols.iter().filter(|s| s.function && IWRAM.contains(&s.address)).collect();
     assert!(!in_iwram.is_empty());
     for f in in_iwram {
-        elf.check_hot_path_except(&f.name, &panic_path).unwrap_or_else(|e| panic!("{e}"));
+        elf.check_hot_path_except(&f.name, &lock_panic).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
@@ -64,5 +70,5 @@ fn the_check_rejects_thumb_code_in_rom() {
 fn the_heap_lock_reaches_rom_only_to_panic() {
     let elf = Elf::read(&common::elf()).unwrap();
     let e = elf.check_hot_path("alloc_block").unwrap_err();
-    assert!(e.contains("(ROM)") && panic_path(&e), "{e}");
+    assert!(e.contains("(ROM)") && lock_panic(&e), "{e}");
 }

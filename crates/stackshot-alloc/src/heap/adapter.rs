@@ -3,7 +3,7 @@
 //! (`Box::new_in`, `Vec::with_capacity_in`).
 //!
 //! The lock is any [`lock_api::RawMutex`]: on the GBA [`IrqLock`](crate::irq::IrqLock) (feature `gba`), which
-//! masks interrupts for the length of each call; on the host a spin lock or a parking mutex. The heap inside
+//! masks interrupts while the heap is at work (a zeroed allocation is zeroed after the unlock); on the host a spin lock or a parking mutex. The heap inside
 //! is reached mutably only by this module's own allocate, resize and free paths; users see it read-only
 //! through [`LockedHeap::with`], so safe code cannot free a block that a `Box` still owns.
 //!
@@ -47,7 +47,7 @@ pub struct LockedHeap<'a, L: RawMutex> {
     heap: UnsafeCell<Option<Heap<'a>>>,
 }
 
-// SAFETY: every access to `heap` happens while `lock` is held (see `locked`), and `RawMutex` promises that
+// SAFETY: every access to `heap` happens while `lock` is held (through a `Held`, see `Held::slot`), and `RawMutex` promises that
 // only one holder at a time exists, whatever thread or interrupt context it runs on; `Heap` is `Send`, so it
 // may be reached from whichever of them holds the lock.
 unsafe impl<L: RawMutex + Sync> Sync for LockedHeap<'_, L> {}
@@ -67,16 +67,17 @@ impl<L: RawMutex> Default for LockedHeap<'_, L> {
     }
 }
 
-/// The heap slot of a [`LockedHeap`] whose lock is held; dropping it releases the lock, also while a panic
-/// unwinds through the locked section.
+/// A [`LockedHeap`] whose lock is held, made only right after the lock was taken. [`release`](Held::release)
+/// releases the lock; so does dropping it, which also covers a panic unwinding through the locked section.
 struct Held<'l, 'a, L: RawMutex>(&'l LockedHeap<'a, L>);
 
 impl<'a, L: RawMutex> Held<'_, 'a, L> {
     /// The slot, borrowed from the guard: no reference to it outlives the lock.
     #[inline(always)]
     fn slot(&mut self) -> &mut Option<Heap<'a>> {
-        // SAFETY: a `Held` exists only while its lock is held (made right after taking it, released when it
-        // drops), and this borrow of it is the only reference to the slot.
+        // SAFETY: a `Held` exists only while its lock is held (made right after taking it; it releases the lock
+        // only when released or dropped, which ends this borrow), and this borrow of it is the only reference to
+        // the slot.
         unsafe { &mut *self.0.heap.get() }
     }
 
@@ -134,6 +135,7 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         if !self.lock.try_lock() {
             return Err(LockError::Busy);
         }
+        // The lock was just taken: a `Held` may be made.
         let mut held = Held(self);
         match held.slot() {
             Some(heap) => Ok(f(heap)),
@@ -169,7 +171,8 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         };
         held.release();
         if ZEROED && let Ok(p) = answer {
-            // SAFETY: a fresh block of at least `layout.size()` bytes, no longer reachable through the heap.
+            // SAFETY: a fresh block of at least `layout.size()` bytes, allocated to this caller: nothing else
+            // writes it after the unlock.
             unsafe { zero_block(p, layout.size()) };
         }
         answer

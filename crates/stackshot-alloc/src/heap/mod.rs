@@ -123,7 +123,7 @@
 //!   allocations, 408 and 411 cycles (measured with the benchmark's earlier timer); now 204 and 206.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 224 bytes for `LockedHeap`'s
-//! allocation (`alloc_block`, its lock and zeroing included), 1 304 for its free (`free_block`), and 6 200 for
+//! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 304 for its free (`free_block`), and 6 200 for
 //! the out-of-line functions: 8 728 bytes of IWRAM. `docs/benchmarks.md`
 //! has the worst case against the number of tree runs.
 
