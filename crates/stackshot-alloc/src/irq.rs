@@ -52,6 +52,8 @@ unsafe impl lock_api::RawMutex for IrqLock {
     const INIT: Self = IrqLock { held: Cell::new(false), saved_ime: Cell::new(0) };
     type GuardMarker = lock_api::GuardNoSend;
 
+    // Always inlined, this and the two below: `LockedHeap`'s ARM functions in IWRAM would otherwise call them as
+    // Thumb code in ROM (`tools/harness/tests/hot_paths.rs` fails then).
     #[inline(always)]
     fn lock(&self) {
         if !self.try_lock() {

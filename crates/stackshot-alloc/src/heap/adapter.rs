@@ -3,9 +3,10 @@
 //! (`Box::new_in`, `Vec::with_capacity_in`).
 //!
 //! The lock is any [`lock_api::RawMutex`]: on the GBA [`IrqLock`](crate::irq::IrqLock) (feature `gba`), which
-//! masks interrupts while the heap is at work (a zeroed allocation is zeroed after the unlock); on the host a spin lock or a parking mutex. The heap inside
-//! is reached mutably only by this module's own allocate, resize and free paths; users see it read-only
-//! through [`LockedHeap::with`], so safe code cannot free a block that a `Box` still owns.
+//! masks interrupts while the heap is at work (a zeroed allocation is zeroed after the unlock); on the host a
+//! spin lock or a parking mutex. The heap inside is reached mutably only by this module's own allocate, resize
+//! and free paths; users see it read-only through [`LockedHeap::with`], so safe code cannot free a block that a
+//! `Box` still owns.
 //!
 //! With the `iwram` feature, `LockedHeap`'s allocate and free are each one ARM function in IWRAM that takes the
 //! lock, runs the heap's code and releases the lock, so a caller in Thumb code in ROM makes one call to the fast
@@ -47,9 +48,9 @@ pub struct LockedHeap<'a, L: RawMutex> {
     heap: UnsafeCell<Option<Heap<'a>>>,
 }
 
-// SAFETY: every access to `heap` happens while `lock` is held (through a `Held`, see `Held::slot`), and `RawMutex` promises that
-// only one holder at a time exists, whatever thread or interrupt context it runs on; `Heap` is `Send`, so it
-// may be reached from whichever of them holds the lock.
+// SAFETY: every access to `heap` happens while `lock` is held (through a `Held`, see `Held::slot`), and
+// `RawMutex` promises that only one holder at a time exists, whatever thread or interrupt context it runs on;
+// `Heap` is `Send`, so it may be reached from whichever of them holds the lock.
 unsafe impl<L: RawMutex + Sync> Sync for LockedHeap<'_, L> {}
 
 /// Why [`LockedHeap::with`] could not look at the heap.

@@ -106,9 +106,9 @@
 //! - The map is worked a `u32` word (16 blocks) at a time: `alloc` marks its run with one OR of all its bits
 //!   but the last code's high bit (the used codes are chosen for it: `11`, and `01` for the last; the blocks it
 //!   takes are all `00`, so no bit needs clearing, 4 cycles less than an OR and a clear: the AI trace's median
-//!   91 → 87 with the benchmark's earlier timer), inline for a run whose codes lie in one word or two (two words through a call cost more,
-//!   measured when this was written: the AI trace's slowest allocation 206 cycles instead of 169, the random
-//!   mix's median 204 instead of 166), `free` finds the end-of-run code `01` with `w & !(w >> 1)` on whole
+//!   91 → 87 with the benchmark's earlier timer), inline for a run whose codes lie in one word or two (two
+//!   words through a call cost more, measured when this was written: the AI trace's slowest allocation 206
+//!   cycles instead of 169, the random mix's median 204 instead of 166), `free` finds the end-of-run code `01` with `w & !(w >> 1)` on whole
 //!   words, clears up to it with one mask (the mark's index found by halving with the `iwram` feature, else by
 //!   the same table: `map::code_index`), and reads whether the block after is free from the same word when it
 //!   holds that block's code too.
@@ -123,9 +123,9 @@
 //!   allocations, 408 and 411 cycles (measured with the benchmark's earlier timer); now 204 and 206.
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 224 bytes for `LockedHeap`'s
-//! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 304 for its free (`free_block`), and 6 200 for
-//! the out-of-line functions: 8 728 bytes of IWRAM. `docs/benchmarks.md`
-//! has the worst case against the number of tree runs.
+//! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 304 for its free
+//! (`free_block`), and 6 200 for the out-of-line functions: 8 728 bytes of IWRAM. `docs/benchmarks.md` has the
+//! worst case against the number of tree runs.
 
 mod adapter;
 mod bins;
