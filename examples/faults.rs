@@ -69,9 +69,9 @@ fn panics_inside_an_allocator_call() {
     let _ = HEAP.with(|_| alloc(100));
 }
 
-/// A stray write into the heap (its map: the red code, which only a tree run's first block may have, in the
-/// last block), then a panic inside a heap call: the crash screen must name the broken invariant instead of
-/// trusting the heap's counters and tree.
+/// A stray write into the heap (its map: the spare code, which no block has, in the last block), then a panic
+/// inside a heap call: the crash screen must name the broken invariant instead of trusting the heap's counters
+/// and tree.
 fn panics_with_a_broken_heap() {
     let _ = HEAP.with(|heap| {
         // The region's blocks of 8 bytes: the header and map take the first `header_blocks`, and the map, from

@@ -22,7 +22,8 @@ HDR_COUNT = 0  # u16: managed blocks
 HDR_ROOT = 2  # u16: block of the tree's root, 0 = empty
 MAP = 4  # the map's first byte: 2 bits a managed block, 4 blocks a byte, low bits first
 NODE_SMALLER, NODE_LARGER, NODE_PARENT, NODE_SIZE = 0, 2, 4, 6  # u16 fields of a free run's first block
-FREE, USED, RED, LAST = 0b00, 0b11, 0b10, 0b01  # map codes (heap/map.rs)
+NODE_COLOUR = 8  # heap/tree.rs: a tree node's colour, a byte (0 black, else red) in its run's second block
+FREE, USED, SPARE, LAST = 0b00, 0b11, 0b10, 0b01  # map codes (heap/map.rs); no block has SPARE
 USED_BIT = 0b01
 NIL = 0
 MAX_DEPTH = 32  # heap/check.rs: no valid tree is deeper
@@ -280,7 +281,8 @@ class HeapImage:
         return self.first <= b < self.end
 
     def is_red(self, b):
-        return b != NIL and self.code(b) == RED
+        """Node b's colour; black when its colour byte would be past the heap (only in a broken tree)."""
+        return b != NIL and b + 1 < self.end and self.mem[b * BLOCK + NODE_COLOUR] != 0
 
     def runs(self):
         """(kind, start, blocks) in block order, read from the map as the allocator reads it: a used run ends at
@@ -311,7 +313,7 @@ class HeapImage:
                 lines.append("%s%s%d: (bad link)" % (pad, side, x))
                 return
             seen.add(x)
-            colour = "red" if self.code(x) == RED else "black"
+            colour = "red" if self.is_red(x) else "black"
             lines.append("%s%s%d: size %d, %s" % (pad, side, x, self.size(x), colour))
             walk(self.node(x, NODE_SMALLER), "< ", depth + 1, seen)
             walk(self.node(x, NODE_LARGER), "> ", depth + 1, seen)
@@ -349,8 +351,6 @@ class HeapImage:
         root = self.u16(HDR_ROOT)
         if root != NIL and not self.managed(root):
             return ("NodeOutOfRange", root)
-        if self.is_red(root):
-            return ("RedRoot", root)
         top = min(self.map_top(), self.top) if self.managed(self.top) else self.map_top()
         nodes = [0]
         broken = self.check_subtree(root, NIL, 0, 0xFFFFFFFF, 1, top, nodes)
@@ -374,23 +374,20 @@ class HeapImage:
             s = self.end - b if b == top else self.size(b)  # the top holds no size
             if s == 0 or b + s > self.end:
                 return ("BadSize", b)
-            for i in range(b + 1, b + s):
+            for i in range(b, b + s):
                 c = self.code(i)
                 if c & USED_BIT:
                     return ("UsedInFreeRun", i)
-                if c == RED:
-                    return ("StrayRed", i)
+                if c == SPARE:
+                    return ("SpareCode", i)
             if b != top and self.size(b + s - 1) != s:
                 return ("SizeCopy", b + s - 1)
             if b + s < self.end and self.code(b + s) & USED_BIT == 0:
                 return ("FreeRunsTouch", b + s)
-            if b == top:
-                if self.code(b) == RED:
-                    return ("StrayRed", b)
-            elif s <= BINNED:
-                if b not in self.bin_list(s):
-                    return ("RunNotInBin", b)
-            elif not self.tree_has(b):
+            # The top is in neither (a node in it has been named by the tree's walk: TopInTree).
+            if b != top and s <= BINNED and b not in self.bin_list(s):
+                return ("RunNotInBin", b)
+            if b != top and s > BINNED and not self.tree_has(b):
                 return ("RunNotInTree", b)
             runs += 1
             free += s
@@ -420,11 +417,15 @@ class HeapImage:
         k = self.key(x)
         if k <= lo or k >= hi:
             return ("Order", x)
-        red = self.is_red(x)
-        if red and self.is_red(parent):
-            return ("RedRed", x)
         if self.size(x) <= BINNED:
             return ("SmallInTree", x)
+        if x + 1 >= self.end:
+            return ("BadSize", x)  # its colour byte would be past the heap
+        red = self.is_red(x)
+        if red and parent == NIL:
+            return ("RedRoot", x)
+        if red and self.is_red(parent):
+            return ("RedRed", x)
         nodes[0] += 1
         hs = self.check_subtree(self.node(x, NODE_SMALLER), x, lo, k, depth + 1, top, nodes)
         if isinstance(hs, tuple):

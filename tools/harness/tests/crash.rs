@@ -207,8 +207,8 @@ fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
     let region = heap_region(&g.emu, &debug_elf(), "AI_REGION");
     let view = region.view_alone();
     assert!(!view.runs().last().unwrap().used, "the heap's last run is free");
-    // A stray write into the map: the last block of the top, free (`00`), given the red code (`10`) that only
-    // the first block of a tree run may have.
+    // A stray write into the map: the last block of the top, free (`00`), given the spare code (`10`), which no
+    // block has.
     let (byte, shift) = view.map_position(view.end() - 1);
     let at = region.base + byte as u32;
     let code = g.emu.read8(at);
@@ -237,7 +237,7 @@ fn the_games_crash_screen_lists_every_pool_and_names_a_broken_heap() {
     let heap = region.view_alone();
     let used: u32 = heap.runs().filter(|r| r.used).map(|r| r.blocks * 8).sum();
     assert_eq!(crash.line("HEAP"), format!("HEAP {used}/{} B BROKEN:", (heap.end() - heap.first()) * 8));
-    assert!(crash.shows(&format!("STRAYRED AT BLOCK {}", heap.end() - 1)), "{}", crash.text());
+    assert!(crash.shows(&format!("SPARECODE AT BLOCK {}", heap.end() - 1)), "{}", crash.text());
     assert!(crash.line("STACK ").ends_with("GUARD OK"));
 }
 

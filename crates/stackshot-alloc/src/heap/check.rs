@@ -2,7 +2,7 @@
 //! invariants are listed in the [module docs](super).
 
 use super::bins::BINNED;
-use super::map::{RED, USED, USED_BIT};
+use super::map::{SPARE, USED, USED_BIT};
 use super::tree::NIL;
 use super::{HDR_COUNT, Heap};
 
@@ -42,8 +42,8 @@ pub enum InvariantKind {
     BadSize,
     /// 3: a block inside a free run (by its node's size) is marked used.
     UsedInFreeRun,
-    /// 3: a block after the first of a free run has the red code.
-    StrayRed,
+    /// 3: a free block has the map's spare code `10`, which no block has.
+    SpareCode,
     /// 3: a free run's last block does not repeat its size.
     SizeCopy,
     /// 3: a free run is followed by another free block.
@@ -86,9 +86,6 @@ impl Heap<'_> {
         if root != NIL && !self.managed(root) {
             return broken(NodeOutOfRange, root);
         }
-        if self.is_red(root) {
-            return broken(RedRoot, root);
-        }
         // The top's blocks may never have been written (a region given uninitialised): nothing of them is read.
         // It starts where the map's free codes that end it start, or where the heap says, if that is before:
         // a stray used code inside the top then leaves the top's start unread (UsedInFreeRun names the code).
@@ -118,14 +115,14 @@ impl Heap<'_> {
             if s == 0 || b + s > self.end {
                 return broken(BadSize, b);
             }
-            let mut i = b + 1;
+            let mut i = b;
             while i < b + s {
                 let code = self.map_get(i);
                 if code & USED_BIT != 0 {
                     return broken(UsedInFreeRun, i);
                 }
-                if code == RED {
-                    return broken(StrayRed, i);
+                if code == SPARE {
+                    return broken(SpareCode, i);
                 }
                 i += 1;
             }
@@ -135,16 +132,11 @@ impl Heap<'_> {
             if b + s < self.end && self.map_get(b + s) & USED_BIT == 0 {
                 return broken(FreeRunsTouch, b + s);
             }
-            if b == top {
-                // A node in the top has been named by the tree's walk (TopInTree).
-                if self.map_get(b) == RED {
-                    return broken(StrayRed, b);
-                }
-            } else if s <= BINNED {
-                if !self.bin_has(b, s) {
-                    return broken(RunNotInBin, b);
-                }
-            } else if !self.tree_has(b) {
+            // The top is in neither (a node in it has been named by the tree's walk: TopInTree).
+            if b != top && s <= BINNED && !self.bin_has(b, s) {
+                return broken(RunNotInBin, b);
+            }
+            if b != top && s > BINNED && !self.tree_has(b) {
                 return broken(RunNotInTree, b);
             }
             runs += 1;
@@ -204,12 +196,19 @@ impl Heap<'_> {
         if k <= lo || k >= hi {
             return fail(Order);
         }
-        let red = self.is_red(x);
-        if red && self.is_red(parent) {
-            return fail(RedRed);
-        }
         if self.size(x) <= BINNED {
             return fail(SmallInTree);
+        }
+        // The colour is read from the run's second block only once the run is known to have one.
+        if x + 1 >= self.end {
+            return fail(BadSize);
+        }
+        let red = self.is_red(x);
+        if red && parent == NIL {
+            return fail(RedRoot);
+        }
+        if red && self.is_red(parent) {
+            return fail(RedRed);
         }
         *nodes += 1;
         let s = self.smaller(x);

@@ -4,12 +4,12 @@
 
 use super::{Heap, MAP};
 
-/// A free block: inside a free run, or the first block of a free run whose tree node is black.
+/// A free block, any block of a free run.
 pub(super) const FREE: u8 = 0b00;
 /// A used block that is not the last of its run: both bits set, so that marking a run is an OR of its mask.
 pub(super) const USED: u8 = 0b11;
-/// The first block of a free run whose tree node is red (the map's spare code holds the colour).
-pub(super) const RED: u8 = 0b10;
+/// The code no block has: the checker reports it (`SpareCode`).
+pub(super) const SPARE: u8 = 0b10;
 /// The last block of a used run: `USED` with its high bit clear.
 pub(super) const LAST: u8 = 0b01;
 /// The bit that is set in both used codes.
@@ -106,8 +106,8 @@ impl Heap<'_> {
     }
 
     /// Marks the `n >= 1` blocks from `b` as one used run, `USED`, …, `LAST`, by setting bits only: the last
-    /// block's code must have its high bit clear (an allocation's blocks are `FREE`: the tree clears a run's
-    /// colour before it is handed out), so that its `LAST` needs no bit cleared.
+    /// block's code must have its high bit clear (an allocation's blocks are `FREE`), so that its `LAST` needs no
+    /// bit cleared.
     #[inline(always)]
     pub(super) fn mark_used(&mut self, b: u32, n: u32) {
         debug_assert!(self.map_get(b + n - 1) & !USED_BIT == 0, "mark_used: block {} has its high bit set", b + n - 1);

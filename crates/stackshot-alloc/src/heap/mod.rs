@@ -17,11 +17,11 @@
 //!
 //! - Header (4 bytes): `count` = number of managed blocks, `root` = block of the tree's root (0 = empty).
 //! - Map: managed block `first + i` has the two bits `2·(i % 4)` of map byte `i / 4`; codes (`src/heap/map.rs`):
-//!   `00` free, `11` used, `01` used and last of its run, `10` first block of a free run whose node is red.
-//!   The spare fourth code holds the red-black colour, so the node needs no bit of its own.
+//!   `00` free, `11` used, `01` used and last of its run; `10` is spare, no block's.
 //! - Node, in the first block of every free run but the top: `smaller: u16, larger: u16, parent: u16, size: u16`
 //!   (size in blocks); the run's last block repeats `size` at the same offset 6 (for a 1-block run the two
-//!   coincide).
+//!   coincide). A tree node's red-black colour is the first byte of its run's second block (0 black, else red):
+//!   a tree run has more than [`BINNED`] blocks.
 //! - The top: the free run that ends the heap, if the last block is free. It is kept out of the tree and the
 //!   bins and holds no fields at all: the `Heap` keeps its first block (`top`, or `end` when there is none)
 //!   beside the map, so its size is `end - top`, and the common allocation from the end of the heap and the
@@ -44,20 +44,19 @@
 //! 2. The tree: every link names a managed block \[`NodeOutOfRange`\]; every node is a free block
 //!    \[`NodeNotFree`\] at the start of a free run \[`NodeNotRunStart`\]; each child's parent field names its
 //!    parent and the root's is 0 \[`ParentLink`\]; in-order keys `(size, block)` strictly increase
-//!    \[`Order`\]; red-black: the root is black \[`RedRoot`\], no red node has a red child \[`RedRed`\], every
-//!    path from a node down has the same number of black nodes \[`BlackHeight`\], so no path is longer than
-//!    2·log2(n + 1) \[`Unbalanced`, reported when a walk goes deeper than any valid tree can\].
-//!    Every node's run has more than [`BINNED`] blocks \[`SmallInTree`\].
+//!    \[`Order`\]; every node's run has more than [`BINNED`] blocks \[`SmallInTree`\], so its colour byte is in
+//!    the heap \[`BadSize`\]; red-black: the root is black \[`RedRoot`\], no red node has a red child
+//!    \[`RedRed`\], every path from a node down has the same number of black nodes \[`BlackHeight`\], so no path
+//!    is longer than 2·log2(n + 1) \[`Unbalanced`, reported when a walk goes deeper than any valid tree can\].
 //! 3. The bins: each list, from its head, holds first blocks of free runs of its size that are not the top,
 //!    each `prev` naming the entry before, no more entries than blocks, and the mask bit is set exactly when
 //!    the head is not 0 \[`BinLink`\]. The map, walked in block order, splits into runs: a used run is `11`…
 //!    ended by `01` \[`Unterminated`\]; the free codes that end the map are the top, which has no node
-//!    \[`TopInTree`\] and whose first code is not red \[`StrayRed`\]; every other free run starts at a block
-//!    whose size is ≥ 1 and ends inside the heap \[`BadSize`\], has only `00` blocks after its first
-//!    \[`UsedInFreeRun`, `StrayRed`\], repeats its size in its last block \[`SizeCopy`\], is followed by a used
-//!    block \[`FreeRunsTouch`\], and is in the bin of its size if it has at most [`BINNED`] blocks
-//!    \[`RunNotInBin`\], or else has a node in the tree \[`RunNotInTree`\]. With 2, each free run is in
-//!    exactly one place.
+//!    \[`TopInTree`\]; every free run has only `00` codes \[`UsedInFreeRun`, `SpareCode`\]; every other one
+//!    starts at a block whose size is ≥ 1 and ends inside the heap \[`BadSize`\], repeats its size in its last
+//!    block \[`SizeCopy`\], is followed by a used block \[`FreeRunsTouch`\], and is in the bin of its size if it
+//!    has at most [`BINNED`] blocks \[`RunNotInBin`\], or else has a node in the tree \[`RunNotInTree`\]. With
+//!    2, each free run is in exactly one place.
 //! 4. The count of blocks in use and the top's first block agree with the map, and the tree holds as many
 //!    nodes as the map has runs for it \[`Stats`\]. (The peak has no invariant of its own: `free` folds the
 //!    use into it before the use falls, so that `alloc` need not compare.)
@@ -78,7 +77,7 @@
 //! [`Unterminated`]: InvariantKind::Unterminated
 //! [`BadSize`]: InvariantKind::BadSize
 //! [`UsedInFreeRun`]: InvariantKind::UsedInFreeRun
-//! [`StrayRed`]: InvariantKind::StrayRed
+//! [`SpareCode`]: InvariantKind::SpareCode
 //! [`SizeCopy`]: InvariantKind::SizeCopy
 //! [`FreeRunsTouch`]: InvariantKind::FreeRunsTouch
 //! [`RunNotInTree`]: InvariantKind::RunNotInTree
@@ -122,9 +121,15 @@
 //!   `tree_remove`). Through `take` and `tree_remove` these were the bullet-hell and agb traces' slowest
 //!   allocations, 408 and 411 cycles (measured with the benchmark's earlier timer); now 204 and 206.
 //!
+//! - A tree node's colour is a byte of its run's second block, so a colour test is a load and a change a store,
+//!   where a map code took a read-modify-write of a map byte; and a node with one child leaves the tree by a
+//!   splice (the child, a red leaf, takes its place, black). Together, in ARM/IWRAM: the random mix's slowest
+//!   free 781 → 665 cycles, the adversarial trace's 668 → 580, the worst case at 14 tree runs 715 / 1 359 →
+//!   584 / 1 070 (allocation / free), and 1 072 bytes less of the game's IWRAM.
+//!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 224 bytes for `LockedHeap`'s
-//! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 304 for its free
-//! (`free_block`), and 6 200 for the out-of-line functions: 8 728 bytes of IWRAM. `docs/benchmarks.md` has the
+//! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 292 for its free
+//! (`free_block`), and 5 140 for the out-of-line functions: 7 656 bytes of IWRAM. `docs/benchmarks.md` has the
 //! worst case against the number of tree runs.
 
 mod adapter;

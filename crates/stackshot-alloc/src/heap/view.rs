@@ -4,7 +4,7 @@
 
 use super::bins::{BINNED, BINS};
 use super::check::{Invariant, MAX_DEPTH};
-use super::map::{Block, LAST, RED, USED_BIT};
+use super::map::{Block, LAST, USED_BIT};
 use super::tree::{LARGER_SIDE, NIL, PARENT, SIZE, SMALLER_SIDE};
 use super::{HDR_COUNT, Heap, HeapError, header_blocks};
 use core::marker::PhantomData;
@@ -187,7 +187,7 @@ impl<'a> HeapView<'a> {
     }
 
     /// The map code of managed block `b` (`first <= b < end`): `0b00` free, `0b11` used, `0b01` the last
-    /// block of a used run, `0b10` the first block of a free run whose node is red.
+    /// block of a used run; `0b10` is no block's (a broken map).
     ///
     /// # Panics
     /// If `b` is not managed.
@@ -276,7 +276,8 @@ impl<'a> HeapView<'a> {
             return;
         }
         *left -= 1;
-        let red = self.heap.map_get(x) == RED;
+        // The colour byte is in the block after the node: past the heap's end only in a broken tree.
+        let red = x + 1 < self.heap.end && self.heap.is_red(x);
         f(TreeNode { block: x, size: self.heap.size(x), red, depth, side });
         self.visit(self.heap.smaller(x), Side::Smaller, depth + 1, left, f);
         self.visit(self.heap.larger(x), Side::Larger, depth + 1, left, f);
