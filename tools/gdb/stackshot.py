@@ -419,8 +419,8 @@ class HeapImage:
             return ("Order", x)
         if self.size(x) <= BINNED:
             return ("SmallInTree", x)
-        if x + 1 >= self.end:
-            return ("BadSize", x)  # its colour byte would be past the heap
+        if x + 1 >= top:
+            return ("BadSize", x)  # its colour byte would be in the top, never read, or past the heap
         red = self.is_red(x)
         if red and parent == NIL:
             return ("RedRoot", x)

@@ -121,6 +121,8 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let inside = big.start + 5;
     let (map_byte, shift) = view.map_position(inside);
     let parent = heap.base + HeapView::field_offset(child, NodeField::Parent) as u32;
+    let root = view.root();
+    let root_colour = heap.base + HeapView::field_offset(root, NodeField::Colour) as u32;
     // Followed by another used run, so that no free run's start (which the tree and bin checks look at first)
     // changes with it.
     let used_run = runs
@@ -160,6 +162,17 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
                 new: child,
             },
             ("ParentLink", child),
+        ),
+        (
+            // The root's colour byte, in its run's second block, made red.
+            Corruption {
+                name: "colour",
+                address: root_colour,
+                c_type: "unsigned char",
+                old: view.field(root, NodeField::Colour),
+                new: 1,
+            },
+            ("RedRoot", root),
         ),
         (
             Corruption {

@@ -38,7 +38,8 @@ pub enum InvariantKind {
     /// 3: a used run reaches the end of the heap or a free block without an end-of-run mark (named at its
     /// first block).
     Unterminated,
-    /// 3: a free run's size (not the top's: it has none) is zero or runs past the end of the heap.
+    /// 3: a free run's size (not the top's: it has none) is zero or runs past the end of the heap; 2: a tree
+    /// node's run has no second block below the top (where its colour is).
     BadSize,
     /// 3: a block inside a free run (by its node's size) is marked used.
     UsedInFreeRun,
@@ -199,8 +200,9 @@ impl Heap<'_> {
         if self.size(x) <= BINNED {
             return fail(SmallInTree);
         }
-        // The colour is read from the run's second block only once the run is known to have one.
-        if x + 1 >= self.end {
+        // The colour is read from the run's second block only once that block is known to be below the top
+        // (whose blocks are never read).
+        if x + 1 >= top {
             return fail(BadSize);
         }
         let red = self.is_red(x);

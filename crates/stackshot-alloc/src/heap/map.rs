@@ -21,7 +21,7 @@ const EVEN: u32 = 0x5555_5555;
 /// no code's used bit is.
 pub(super) const AFTER_UNREAD: u32 = 2;
 
-/// What the map says of one managed block, for overlays and debuggers (the red-black colour stays private).
+/// What the map says of one managed block, for overlays and debuggers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Block {
     /// A free block (in a free run).

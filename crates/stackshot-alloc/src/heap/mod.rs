@@ -44,19 +44,19 @@
 //! 2. The tree: every link names a managed block \[`NodeOutOfRange`\]; every node is a free block
 //!    \[`NodeNotFree`\] at the start of a free run \[`NodeNotRunStart`\]; each child's parent field names its
 //!    parent and the root's is 0 \[`ParentLink`\]; in-order keys `(size, block)` strictly increase
-//!    \[`Order`\]; every node's run has more than [`BINNED`] blocks \[`SmallInTree`\], so its colour byte is in
-//!    the heap \[`BadSize`\]; red-black: the root is black \[`RedRoot`\], no red node has a red child
+//!    \[`Order`\]; every node's run has more than [`BINNED`] blocks \[`SmallInTree`\], so its colour byte is
+//!    below the top \[`BadSize`\]; red-black: the root is black \[`RedRoot`\], no red node has a red child
 //!    \[`RedRed`\], every path from a node down has the same number of black nodes \[`BlackHeight`\], so no path
 //!    is longer than 2·log2(n + 1) \[`Unbalanced`, reported when a walk goes deeper than any valid tree can\].
 //! 3. The bins: each list, from its head, holds first blocks of free runs of its size that are not the top,
 //!    each `prev` naming the entry before, no more entries than blocks, and the mask bit is set exactly when
 //!    the head is not 0 \[`BinLink`\]. The map, walked in block order, splits into runs: a used run is `11`…
 //!    ended by `01` \[`Unterminated`\]; the free codes that end the map are the top, which has no node
-//!    \[`TopInTree`\]; every free run has only `00` codes \[`UsedInFreeRun`, `SpareCode`\]; every other one
-//!    starts at a block whose size is ≥ 1 and ends inside the heap \[`BadSize`\], repeats its size in its last
-//!    block \[`SizeCopy`\], is followed by a used block \[`FreeRunsTouch`\], and is in the bin of its size if it
-//!    has at most [`BINNED`] blocks \[`RunNotInBin`\], or else has a node in the tree \[`RunNotInTree`\]. With
-//!    2, each free run is in exactly one place.
+//!    \[`TopInTree`\]; every free run has only `00` codes \[`UsedInFreeRun`, `SpareCode`\]; every free run but
+//!    the top starts at a block whose size is ≥ 1 and ends inside the heap \[`BadSize`\], repeats its size in
+//!    its last block \[`SizeCopy`\], is followed by a used block \[`FreeRunsTouch`\], and is in the bin of its
+//!    size if it has at most [`BINNED`] blocks \[`RunNotInBin`\], or else has a node in the tree
+//!    \[`RunNotInTree`\]. With 2, each free run is in exactly one place.
 //! 4. The count of blocks in use and the top's first block agree with the map, and the tree holds as many
 //!    nodes as the map has runs for it \[`Stats`\]. (The peak has no invariant of its own: `free` folds the
 //!    use into it before the use falls, so that `alloc` need not compare.)

@@ -430,8 +430,11 @@ fn the_smallest_tree_run_leaves_the_tree_in_each_shape() {
 
 /// A node with a parent and, if asked, its own children, satisfying `pred`.
 fn find_node(h: &Heap, pred: impl Fn(&Heap, u32) -> bool) -> u32 {
-    (h.first..h.end)
-        .find(|&b| h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1) && pred(h, b))
+    // Tree runs only: a binned run's or the top's fields are not a node's, and `pred` may follow them.
+    (h.first..h.top)
+        .find(|&b| {
+            h.map_get(b) & 1 == 0 && (b == h.first || h.map_get(b - 1) & 1 == 1) && h.size(b) > BINNED && pred(h, b)
+        })
         .expect("no such node")
 }
 

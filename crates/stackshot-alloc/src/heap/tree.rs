@@ -82,16 +82,20 @@ impl Heap<'_> {
     pub(super) fn key(&self, b: u32) -> u32 {
         (self.size(b) << 16) | b
     }
-    /// NIL counts as black.
+    /// NIL counts as black. `b` must be a tree node, or (the checker's, a view's) a managed block before the
+    /// last.
     #[inline(always)]
     pub(super) fn is_red(&self, b: u32) -> bool {
-        // SAFETY: b is a tree node, so b + 1 is a managed block of its run (see `COLOUR`).
+        // SAFETY: b is a tree node, so b + 1 is a managed block of its run (see `COLOUR`), or the caller has
+        // checked that b + 1 is managed: either way the byte is inside the region.
         b != NIL && unsafe { *self.base.add(b as usize * 8 + COLOUR) } != 0
     }
-    /// Colours node `b` (not NIL).
+    /// Colours `b`, a tree node or a run of more than [`BINNED`](super::bins::BINNED) blocks becoming one.
     #[inline(always)]
     pub(super) fn set_red(&mut self, b: u32, red: bool) {
-        // SAFETY: as in `is_red`; the byte is free space of b's run, which no allocation covers.
+        debug_assert!(b != NIL, "set_red: NIL");
+        // SAFETY: b's run has more than BINNED >= 1 blocks, so b + 1 is a managed block of it and the byte is
+        // inside the region; it is free space of the run, which no allocation covers.
         unsafe { *self.base.add(b as usize * 8 + COLOUR) = red as u8 }
     }
 
@@ -210,6 +214,7 @@ impl Heap<'_> {
     #[inline(always)]
     pub(super) fn tree_replace(&mut self, from: u32, p: u32, to: u32, size: u32) {
         debug_assert!(p == self.parent(from) && (p != NIL || !self.is_red(from)), "tree_replace: bad parent");
+        debug_assert!(size > super::bins::BINNED, "tree_replace: a run of {size} blocks");
         // A merge's node is often the root of a small tree. Read before `to`'s fields are written: `to` may be
         // the block that holds it.
         let red = p != NIL && self.is_red(from);
@@ -338,9 +343,8 @@ impl Heap<'_> {
         }
     }
 
-    /// Unlinks the smallest node `z` (it has no smaller child, and is its parent's smaller child); `z`'s map
-    /// code is left `FREE`. A splice, but for a black leaf below the root, which [`tree_remove`](Self::tree_remove)
-    /// rebalances.
+    /// Unlinks the smallest node `z` (it has no smaller child, and is its parent's smaller child). A splice, but
+    /// for a black leaf below the root, which [`tree_remove`](Self::tree_remove) rebalances.
     #[inline(always)]
     pub(super) fn remove_smallest(&mut self, z: u32) {
         let x = self.larger(z);
@@ -370,7 +374,7 @@ impl Heap<'_> {
         }
     }
 
-    /// Unlinks the node `z` and rebalances; `z`'s map code is left `FREE`. Shared like `tree_insert`.
+    /// Unlinks the node `z` and rebalances. Shared like `tree_insert`.
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_tree_remove"))]
     pub(super) fn tree_remove(&mut self, z: u32) {

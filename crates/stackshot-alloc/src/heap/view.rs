@@ -5,7 +5,7 @@
 use super::bins::{BINNED, BINS};
 use super::check::{Invariant, MAX_DEPTH};
 use super::map::{Block, LAST, USED_BIT};
-use super::tree::{LARGER_SIDE, NIL, PARENT, SIZE, SMALLER_SIDE};
+use super::tree::{COLOUR, LARGER_SIDE, NIL, PARENT, SIZE, SMALLER_SIDE};
 use super::{HDR_COUNT, Heap, HeapError, header_blocks};
 use core::marker::PhantomData;
 
@@ -32,6 +32,8 @@ pub enum NodeField {
     Parent,
     /// The run's size in blocks; also at this offset of the run's last block.
     Size,
+    /// A tree node's colour, one byte (0 black, else red): the first of the run's second block.
+    Colour,
 }
 
 /// A run of blocks, in map order.
@@ -219,16 +221,21 @@ impl<'a> HeapView<'a> {
                 NodeField::Larger => 2 * LARGER_SIDE,
                 NodeField::Parent => PARENT,
                 NodeField::Size => SIZE,
+                NodeField::Colour => COLOUR,
             }
     }
 
     /// `field` of managed block `b`'s node, as the region holds it (meaningful at the first block of a free
-    /// run but the top, and for `Size` at its last).
+    /// run but the top, for `Size` at its last too, and for `Colour`, 1 for red, at a tree node's).
     ///
     /// # Panics
-    /// If `b` is not managed.
+    /// If `b` is not managed, or for `Colour` if `b` is the last managed block.
     pub fn field(&self, b: u32, field: NodeField) -> u32 {
         assert!(self.managed(b), "block {b} is not managed");
+        if field == NodeField::Colour {
+            assert!(b + 1 < self.heap.end, "block {b} has no block after it for a colour");
+            return self.heap.is_red(b) as u32;
+        }
         self.heap.field(b, Self::field_offset(0, field))
     }
 
