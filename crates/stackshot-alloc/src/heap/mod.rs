@@ -94,7 +94,8 @@
 //! the split of its smallest run (`alloc_tree`), a split of another tree run and every aligned or resizing split
 //! (`take`), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over
 //! three words or more (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`), `tree_insert`,
-//! `tree_remove` and their rotation, and the counting of refusals. The rarest of these are `#[cold]`, so that the
+//! `tree_remove` and their rotation, `tree_insert`'s rebalancing alone (`insert_fixup`, for `merge`), and the
+//! counting of refusals. The rarest of these are `#[cold]`, so that the
 //! compiler lays the common path out straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
@@ -125,11 +126,12 @@
 //!   where a map code took a read-modify-write of a map byte; and a node with one child leaves the tree by a
 //!   splice (the child, a red leaf, takes its place, black). Together, in ARM/IWRAM: the random mix's slowest
 //!   free 781 → 665 cycles, the adversarial trace's 668 → 580, the worst case at 14 tree runs 715 / 1 359 →
-//!   584 / 1 070 (allocation / free), and 1 072 bytes less of the game's IWRAM.
+//!   584 / 1 070 (allocation / free), and 1 072 bytes less of the game's IWRAM. A free whose merged node must
+//!   move past its successor does the splice and the insert's walk in line in ARM (`tree_grow`).
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 224 bytes for `LockedHeap`'s
 //! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 292 for its free
-//! (`free_block`), and 5 140 for the out-of-line functions: 7 656 bytes of IWRAM. `docs/benchmarks.md` has the
+//! (`free_block`), and 5 716 for the out-of-line functions: 8 232 bytes of IWRAM. `docs/benchmarks.md` has the
 //! worst case against the number of tree runs.
 
 mod adapter;
@@ -710,13 +712,26 @@ impl<'a> Heap<'a> {
     }
 
     /// Node `from` becomes the free run of `size` blocks at `to`, whose key `(size, to)` is larger (a free
-    /// merged into it): in place when the key stays below the successor's, else by removing and inserting.
+    /// merged into it): in place when the key stays below the successor's, else by removing and inserting. In
+    /// ARM (the `iwram` feature) the common parts of both are in line, a one-child splice and the insert's
+    /// walk, and only the rebalancing a call: the bullet-hell trace's slowest free (a root with one child moves
+    /// past it) 398 -> 328 cycles, but the random mix's and the adversarial trace's 665 -> 682 and 580 -> 597, and
+    /// 576 bytes more of IWRAM. In Thumb it lost (the adversarial trace's slowest free 1088 -> 1136, measured):
+    /// there the two calls stay.
     #[inline(always)]
     fn tree_grow(&mut self, from: u32, to: u32, size: u32) {
         let p = self.parent(from);
         let next = self.successor_under(from, p);
         if next == NIL || self.key(next) > (size << 16 | to) {
             self.tree_replace(from, p, to, size);
+        } else if cfg!(feature = "iwram") {
+            if !self.splice(from) {
+                self.tree_remove(from);
+            }
+            self.make_run(to, size);
+            if self.attach(to) {
+                self.insert_fixup(to);
+            }
         } else {
             self.tree_remove(from);
             self.make_run(to, size);
