@@ -396,8 +396,9 @@ impl Heap<'_> {
     }
 
     /// Unlinks the node `z` if it has exactly one child: that node is black and its child a red leaf, which takes
-    /// its place, black, with no fix-up (in `tree_remove`: the bullet-hell trace's slowest free, which moves a
-    /// root with one child, 479 -> 435 cycles in ARM/IWRAM, measured). False, and nothing done, otherwise.
+    /// its place, black, with no fix-up (the case `tree_remove` writes out first: the bullet-hell trace's slowest
+    /// free, which moves a root with one child, 479 -> 435 cycles in ARM/IWRAM, measured). False, and nothing
+    /// done, otherwise. For `tree_grow`'s move in line.
     #[inline(always)]
     pub(super) fn splice(&mut self, z: u32) -> bool {
         let zs = self.smaller(z);
@@ -424,8 +425,9 @@ impl Heap<'_> {
         if zs == NIL || zl == NIL {
             x = if zs == NIL { zl } else { zs };
             if x != NIL {
-                // `splice`'s case, written out: through `splice` the slowest frees of the random mix and the
-                // adversarial trace were 1 to 3 cycles dearer (measured).
+                // `splice`'s case, written out: with `splice` at the top of this function the slowest frees of
+                // the random mix and the adversarial trace were 1-2 cycles dearer in ARM, 20-24 in Thumb
+                // (measured).
                 self.replace_child(z, x);
                 self.set_red(x, false);
                 return;
