@@ -95,8 +95,8 @@
 //! (`take`), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over
 //! three words or more (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`), `tree_insert`,
 //! `tree_remove` and their rotation, `tree_insert`'s rebalancing alone (`insert_fixup`, for `merge`), and the
-//! counting of refusals. The rarest of these are `#[cold]`, so that the
-//! compiler lays the common path out straight, with no taken branch around them. What keeps the common paths short:
+//! counting of refusals. The rarest of these are `#[cold]`, so that the compiler lays the common path out
+//! straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
 //!   shift, and its lowest bit found by a lookup among the lowest four and halving with the `iwram` feature,
@@ -108,10 +108,10 @@
 //!   takes are all `00`, so no bit needs clearing, 4 cycles less than an OR and a clear: the AI trace's median
 //!   91 → 87 with the benchmark's earlier timer), inline for a run whose codes lie in one word or two (two
 //!   words through a call cost more, measured when this was written: the AI trace's slowest allocation 206
-//!   cycles instead of 169, the random mix's median 204 instead of 166), `free` finds the end-of-run code `01` with `w & !(w >> 1)` on whole
-//!   words, clears up to it with one mask (the mark's index found by halving with the `iwram` feature, else by
-//!   the same table: `map::code_index`), and reads whether the block after is free from the same word when it
-//!   holds that block's code too.
+//!   cycles instead of 169, the random mix's median 204 instead of 166), `free` finds the end-of-run code `01`
+//!   with `w & !(w >> 1)` on whole words, clears up to it with one mask (the mark's index found by halving with
+//!   the `iwram` feature, else by the same table: `map::code_index`), and reads whether the block after is free
+//!   from the same word when it holds that block's code too.
 //! - After `take` splits a tree run for a request above a bin's size, what is left usually takes the run's node
 //!   over in place (new block, smaller size) instead of a remove and an insert: the best-fit walk yields the
 //!   run's predecessor, and the key stays above it. A free that merges grows a neighbour's node in place
