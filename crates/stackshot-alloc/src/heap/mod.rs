@@ -92,10 +92,10 @@
 //! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
 //! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's search and
 //! the split of its smallest run (`alloc_tree`), a split of another tree run and every aligned or resizing split
-//! (`take`), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over
-//! three words or more (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`), `tree_insert`,
-//! `tree_remove` and their rotation, `tree_insert`'s rebalancing alone (`insert_fixup`, for `merge`), and the
-//! counting of refusals. The rarest of these are `#[cold]`, so that the compiler lays the common path out
+//! (`take`, inlined in Thumb), bad requests and alignments above a block (`alloc_other`), the map mark and the map
+//! clear of a run over three words or more (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`),
+//! `tree_insert`, `tree_remove` and their rotation, `tree_insert`'s rebalancing alone (`insert_fixup`, for `merge`),
+//! and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler lays the common path out
 //! straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
@@ -131,7 +131,7 @@
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 224 bytes for `LockedHeap`'s
 //! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 292 for its free
-//! (`free_block`), and 5 716 for the out-of-line functions: 8 232 bytes of IWRAM. `docs/benchmarks.md` has the
+//! (`free_block`), and 5 708 for the out-of-line functions: 8 224 bytes of IWRAM. `docs/benchmarks.md` has the
 //! worst case against the number of tree runs.
 
 mod adapter;
@@ -407,9 +407,6 @@ impl<'a> Heap<'a> {
     /// always fit, so the walk passes only runs whose size lies between that and `n`.
     #[inline(always)]
     fn alloc_aligned(&mut self, n: u32, align: usize) -> Result<NonNull<u8>, HeapError> {
-        if self.pad_blocks(self.first, align) + n as usize > (self.end - self.first) as usize {
-            return self.refuse(HeapError::TooLarge);
-        }
         // Binned runs first, smallest size first (the non-empty bins only, from the mask), then the tree's in
         // key order. A run of at least `n + align/8 - 1` blocks fits whatever its padding, so in such a bin
         // the first run is taken; in a smaller one each run's padding is tried.
@@ -426,11 +423,14 @@ impl<'a> Heap<'a> {
                 }
             }
             if r != NIL {
+                // The top instead when it is smaller and fits (its padding found only for a top that may).
                 let top = self.top;
                 let top_size = self.end - top;
-                let top_front = self.pad_blocks(top, align);
-                if top_front + n as usize <= top_size as usize && top_size < s {
-                    return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
+                if top_size < s && top_size >= n {
+                    let top_front = self.pad_blocks(top, align);
+                    if top_front + n as usize <= top_size as usize {
+                        return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
+                    }
                 }
                 return Ok(self.take(r, UNKNOWN, r + self.pad_blocks(r, align) as u32, n));
             }
@@ -444,21 +444,39 @@ impl<'a> Heap<'a> {
             run = self.successor(run);
         }
         // The top, if it fits and its key is below the tree run found.
+        // Its padding is found only for a top that may fit: for none, that cost the random mix's slowest
+        // allocation 12 cycles in ARM/IWRAM and 34 in Thumb/ROM (measured).
         let top = self.top;
         let top_size = self.end - top;
-        let top_front = self.pad_blocks(top, align);
-        if top_front + n as usize <= top_size as usize && (run == NIL || (top_size << 16 | top) < self.key(run)) {
-            // top_front < the top's size, so it fits a u32.
-            return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
+        if top_size >= n && (run == NIL || (top_size << 16 | top) < self.key(run)) {
+            let top_front = self.pad_blocks(top, align);
+            if top_front + n as usize <= top_size as usize {
+                // top_front < the top's size, so it fits a u32.
+                return Ok(self.take(top, UNKNOWN, top + top_front as u32, n));
+            }
         }
         if run == NIL {
-            return self.refuse(HeapError::OutOfMemory);
+            return self.refuse_aligned(n, align);
         }
         // The front < the run's size, so it fits a u32. With no front, what is left may take the node over in
         // place, as in an unaligned split (`take` allows it only then: allowing it after a front too cost the
         // worst case's allocations 6 cycles, measured).
         let front = self.pad_blocks(run, align) as u32;
         Ok(self.take(run, if front == 0 { below } else { UNKNOWN }, run + front, n))
+    }
+
+    /// `alloc_aligned`'s refusal: [`TooLarge`](HeapError::TooLarge) when the request's first aligned place in the
+    /// empty heap leaves too few blocks after it, else [`OutOfMemory`](HeapError::OutOfMemory). Tested only here:
+    /// a run that fits starts its blocks at an aligned block at or after that place, so a request that is too
+    /// large finds no run. Testing it first, on every aligned request, cost the random mix's slowest allocation
+    /// 11 cycles in ARM/IWRAM and 20 in Thumb/ROM (measured).
+    fn refuse_aligned(&mut self, n: u32, align: usize) -> Result<NonNull<u8>, HeapError> {
+        let e = if self.pad_blocks(self.first, align) + n as usize > (self.end - self.first) as usize {
+            HeapError::TooLarge
+        } else {
+            HeapError::OutOfMemory
+        };
+        self.refuse(e)
     }
 
     /// Blocks from block `b` to the first block at or after it whose address is a multiple of `align` (a
@@ -472,8 +490,13 @@ impl<'a> Heap<'a> {
     /// Hands out blocks `start..start + n` of the free run `run`, the top, binned or in the tree (`below` is its
     /// predecessor in key order, NIL for none, or `UNKNOWN`, which moves a tree run's node by removing and
     /// inserting; only known when `start == run`, and read for a tree run with something left after): what is
-    /// left becomes one or two free runs. Out of line: shared by the tree's, the aligned and the resizing paths.
-    #[inline(never)]
+    /// left becomes one or two free runs. With the `iwram` feature out of line, one ARM function for the tree's, the
+    /// aligned and the resizing paths. Without it (Thumb code in ROM, where size matters less) it is inlined and
+    /// files what is left in line (`split_run`): the random mix's slowest allocation (31 blocks at 16-byte
+    /// alignment, splitting a tree run) 1 215 -> 1 149 cycles, the bullet-hell and agb traces' 410 / 422 ->
+    /// 424 / 436 (talc's 520), measured in the Thumb/ROM benchmark.
+    #[cfg_attr(feature = "iwram", inline(never))]
+    #[cfg_attr(not(feature = "iwram"), inline(always))]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_take"))]
     fn take(&mut self, run: u32, below: u32, start: u32, n: u32) -> NonNull<u8> {
         if run == self.top {
@@ -497,10 +520,10 @@ impl<'a> Heap<'a> {
         }
         if front != 0 {
             // The padding in front becomes a free run; the block before it is used or the map.
-            self.add_run(run, front);
+            self.split_run(run, front);
         }
         if tail != 0 {
-            self.add_run(after, tail);
+            self.split_run(after, tail);
         }
         self.hand_out(start, n)
     }
@@ -521,6 +544,12 @@ impl<'a> Heap<'a> {
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_add_run"))]
     fn add_run(&mut self, b: u32, size: u32) {
         self.index_run(b, size);
+    }
+
+    /// `take`'s filing of what is left: `add_run`, or in line without the `iwram` feature.
+    #[inline(always)]
+    fn split_run(&mut self, b: u32, size: u32) {
+        if cfg!(feature = "iwram") { self.add_run(b, size) } else { self.index_run(b, size) }
     }
 
     /// Takes the free run of `size` blocks at `b` (not the top) out of its bin or the tree.
