@@ -131,7 +131,7 @@
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 224 bytes for `LockedHeap`'s
 //! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 292 for its free
-//! (`free_block`), and 5 708 for the out-of-line functions: 8 224 bytes of IWRAM. `docs/benchmarks.md` has the
+//! (`free_block`), and 5 684 for the out-of-line functions: 8 200 bytes of IWRAM. `docs/benchmarks.md` has the
 //! worst case against the number of tree runs.
 
 mod adapter;

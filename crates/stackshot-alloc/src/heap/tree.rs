@@ -328,16 +328,14 @@ impl Heap<'_> {
         self.is_red(p)
     }
 
-    /// Mends the red node `z` under a red parent: recolours while the uncle is red, else one or two rotations
-    /// end it. The root stays black throughout, so it needs no blackening at the end.
+    /// Mends the red node `z` under a red parent (as `attach` found it: not tested again): recolours while the
+    /// uncle is red, else one or two rotations end it. The root stays black throughout, so it needs no
+    /// blackening at the end.
     #[inline(always)]
     fn fix_red_red(&mut self, z: u32) {
         let mut z = z;
         loop {
             let p = self.parent(z);
-            if !self.is_red(p) {
-                return;
-            }
             // p is red, so it is not the root and g exists; d is p's side under g.
             let g = self.parent(p);
             let d = if p == self.smaller(g) { SMALLER_SIDE } else { LARGER_SIDE };
@@ -349,6 +347,9 @@ impl Heap<'_> {
                     return;
                 }
                 self.set_red(g, true);
+                if !self.is_red(self.parent(g)) {
+                    return;
+                }
                 z = g;
                 continue;
             }
