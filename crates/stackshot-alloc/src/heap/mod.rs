@@ -92,11 +92,11 @@
 //! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
 //! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's search and
 //! the split of its smallest run (`alloc_tree`), a split of another tree run and every aligned or resizing split
-//! (`take`, inlined in Thumb), bad requests and alignments above a block (`alloc_other`), the map mark and the map
-//! clear of a run over three words or more (`mark_used_words`, `clear_words`), a merge with a tree neighbour (`merge`),
-//! `tree_insert`, `tree_remove` and their rotation, `tree_insert`'s rebalancing alone (`insert_fixup`, for `merge`),
-//! and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler lays the common path out
-//! straight, with no taken branch around them. What keeps the common paths short:
+//! (`take`, inlined without the `iwram` feature), bad requests and alignments above a block (`alloc_other`), the map
+//! mark and the map clear of a run over three words or more (`mark_used_words`, `clear_words`), a merge with a tree
+//! neighbour (`merge`), `tree_insert`, `tree_remove` and their rotation, `tree_insert`'s rebalancing alone
+//! (`insert_fixup`, for `merge`), and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler
+//! lays the common path out straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
 //!   shift, and its lowest bit found by a lookup among the lowest four and halving with the `iwram` feature,
@@ -469,7 +469,9 @@ impl<'a> Heap<'a> {
     /// empty heap leaves too few blocks after it, else [`OutOfMemory`](HeapError::OutOfMemory). Tested only here:
     /// a run that fits starts its blocks at an aligned block at or after that place, so a request that is too
     /// large finds no run. Testing it first, on every aligned request, cost the random mix's slowest allocation
-    /// 11 cycles in ARM/IWRAM and 20 in Thumb/ROM (measured).
+    /// 11 cycles in ARM/IWRAM and 20 in Thumb/ROM (measured). A request too large for its alignment is now
+    /// refused after the search, as one that does not fit now always was.
+    #[inline(always)]
     fn refuse_aligned(&mut self, n: u32, align: usize) -> Result<NonNull<u8>, HeapError> {
         let e = if self.pad_blocks(self.first, align) + n as usize > (self.end - self.first) as usize {
             HeapError::TooLarge
@@ -494,7 +496,8 @@ impl<'a> Heap<'a> {
     /// aligned and the resizing paths. Without it (Thumb code in ROM, where size matters less) it is inlined and
     /// files what is left in line (`split_run`): the random mix's slowest allocation (31 blocks at 16-byte
     /// alignment, splitting a tree run) 1 215 -> 1 149 cycles, the bullet-hell and agb traces' 410 / 422 ->
-    /// 424 / 436 (talc's 520), measured in the Thumb/ROM benchmark.
+    /// 424 / 436 (talc's 520), the median refused allocation of the random mix and the adversarial trace 223 ->
+    /// 235, measured in the Thumb/ROM benchmark.
     #[cfg_attr(feature = "iwram", inline(never))]
     #[cfg_attr(not(feature = "iwram"), inline(always))]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_take"))]

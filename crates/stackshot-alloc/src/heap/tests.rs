@@ -1182,6 +1182,25 @@ fn an_aligned_split_of_a_tree_run_keeps_its_node_in_place() {
     assert_eq!((block_of(&h, p), h.size(blocks[2] + 36)), (blocks[2], 33));
 }
 
+// An aligned request is refused only after its search of the bins and the tree (`refuse_aligned`): on a heap
+// with both, one too large for its alignment is still `TooLarge`, one the empty heap could hold `OutOfMemory`,
+// and neither changes anything but the count of failed requests.
+#[test]
+fn an_aligned_refusal_after_the_search_names_the_right_error() {
+    let mut w = region(4096);
+    let (mut h, _live) = fragmented(&mut w);
+    // A 24-block request, larger than the top (22 blocks), splits the smallest tree run (32): its tail goes to a
+    // bin.
+    let _small = h.alloc(8 * 24, 8).unwrap();
+    assert!(h.bin_heads().iter().any(|&head| head != 0) && h.root() != 0, "bins and tree both hold runs");
+    let before = h.stats();
+    assert_eq!(h.alloc(8, 1 << 20), Err(HeapError::TooLarge));
+    assert_eq!(h.alloc(8, 1 << (usize::BITS - 1)), Err(HeapError::TooLarge));
+    assert_eq!(h.alloc(2048, 16), Err(HeapError::OutOfMemory));
+    ok(&h);
+    assert_eq!(h.stats(), Stats { failed_requests: before.failed_requests + 3, ..before });
+}
+
 // Issue 11, item 13: any power-of-two alignment the region can hold, e.g. std's 128-aligned channel blocks.
 #[test]
 fn item13_alignments_above_64_are_served() {

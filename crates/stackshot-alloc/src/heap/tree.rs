@@ -294,7 +294,8 @@ impl Heap<'_> {
         }
     }
 
-    /// `tree_insert`'s rebalancing alone, out of line: for `tree_grow`, which attaches in line.
+    /// `tree_insert`'s rebalancing alone, out of line: for `tree_grow`, which attaches in line. Only when
+    /// [`attach`](Self::attach) returned true: `z`'s parent is red.
     #[inline(never)]
     #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_insert_fixup"))]
     pub(super) fn insert_fixup(&mut self, z: u32) {
@@ -333,6 +334,7 @@ impl Heap<'_> {
     /// blackening at the end.
     #[inline(always)]
     fn fix_red_red(&mut self, z: u32) {
+        debug_assert!(self.is_red(self.parent(z)), "fix_red_red: the parent of {z} is black");
         let mut z = z;
         loop {
             let p = self.parent(z);
@@ -343,11 +345,12 @@ impl Heap<'_> {
             if self.is_red(u) {
                 self.set_red(p, false);
                 self.set_red(u, false);
-                if self.parent(g) == NIL {
+                let gp = self.parent(g);
+                if gp == NIL {
                     return;
                 }
                 self.set_red(g, true);
-                if !self.is_red(self.parent(g)) {
+                if !self.is_red(gp) {
                     return;
                 }
                 z = g;
