@@ -756,12 +756,16 @@ impl<'a> Heap<'a> {
     }
 
     /// Node `from` becomes the free run of `size` blocks at `to`, whose key `(size, to)` is larger (a free
-    /// merged into it): in place when the key stays below the successor's, else by removing and inserting. In
-    /// ARM (the `iwram` feature) the common parts of both are in line, a one-child splice and the insert's
-    /// walk, and only the rebalancing a call: the bullet-hell trace's slowest free (a root with one child moves
-    /// past it) 398 -> 328 cycles, but the random mix's and the adversarial trace's 665 -> 682 and 580 -> 597, and
-    /// 576 bytes more of IWRAM. In Thumb it lost (the adversarial trace's slowest free 1088 -> 1136, measured):
-    /// there the two calls stay.
+    /// merged into it): in place when the key stays below the successor's, else moved. In ARM (the `iwram`
+    /// feature) the common parts of a move are in line, a one-child splice and the insert's walk, and only the
+    /// rebalancing a call: the bullet-hell trace's slowest free (a root with one child moves past it) 398 -> 328
+    /// cycles, but the random mix's and the adversarial trace's 665 -> 682 and 580 -> 597, and 576 bytes more of
+    /// IWRAM. In Thumb that lost (the adversarial trace's slowest free 1088 -> 1136): there a move is a splice
+    /// in line, a pass ([`tree_pass`](Self::tree_pass)) when the key passes only its successor, or calls to
+    /// remove and insert. The pass cut the random mix's frees that grow past one key (1213 / 1153 / 1117 -> 941 /
+    /// 1003 / 969 cycles), and a move past two keys pays for its test (1069 -> 1137). In ARM the pass lost: in
+    /// line in `merge`, the agb trace's slowest free rose 273 -> 278, above talc's, and other merges rose with
+    /// the code's layout; out of line it was slower everywhere. All measured in the benchmark's builds.
     #[inline(always)]
     fn tree_grow(&mut self, from: u32, to: u32, size: u32) {
         let p = self.parent(from);
@@ -777,7 +781,13 @@ impl<'a> Heap<'a> {
                 self.insert_fixup(to);
             }
         } else {
-            self.tree_remove(from);
+            if !self.splice(from) {
+                let after = self.successor(next);
+                if after == NIL || self.key(after) > (size << 16 | to) {
+                    return self.tree_pass(from, p, next, to, size);
+                }
+                self.tree_remove(from);
+            }
             self.make_run(to, size);
             self.tree_insert(to);
         }

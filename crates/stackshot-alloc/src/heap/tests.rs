@@ -428,6 +428,73 @@ fn the_smallest_tree_run_leaves_the_tree_in_each_shape() {
     }
 }
 
+#[test]
+fn a_node_that_grows_past_its_successor_alone_trades_places_with_it() {
+    // A free merges a used run (`+`) into the tree run below or above it, whose key then passes exactly its
+    // successor `s` in key order: the two exchange places (`tree_pass`, in the build without the `iwram`
+    // feature, the host's), one case per way the two can stand in the tree and per block the merged run starts
+    // at. Each case: the heap's parts in address order, each a kind and a size in blocks (`T` a run freed into
+    // the tree, in the order listed, `B` one freed into a bin, `U` a used run, `+` the run then freed), with no
+    // top; the tree's keys after the merge, in order, as (size, index of the part the run starts at).
+    type Case = (&'static str, &'static str, &'static [(u32, usize)]);
+    let cases: [Case; 7] = [
+        // The root, with two children, passes its larger child, a leaf.
+        ("root past its child", "T40 +6 U1 T36 U1 T44 U1", &[(36, 3), (44, 5), (46, 0)]),
+        // A node with two children below the root passes its larger child, a leaf.
+        (
+            "inner node past its child",
+            "T50 U1 T40 +6 U1 T60 U1 T36 U1 T44 U1",
+            &[(36, 7), (44, 9), (46, 2), (50, 0), (60, 5)],
+        ),
+        // The root passes the leftmost node of its larger side, which is not its child.
+        (
+            "root past a grandchild",
+            "T50 +7 U1 T40 U1 T60 U1 T36 U1 T44 U1 T55 U1",
+            &[(36, 7), (40, 3), (44, 9), (55, 11), (57, 0), (60, 5)],
+        ),
+        // A leaf, its parent's smaller child, passes its parent, the root.
+        ("leaf past its parent", "T40 U1 T36 +6 U1 T44 U1", &[(40, 0), (42, 2), (44, 5)]),
+        // A leaf passes an ancestor above its parent.
+        (
+            "leaf past its grandparent",
+            "T50 U1 T40 U1 T60 U1 T36 U1 T44 +8 U1",
+            &[(36, 6), (40, 2), (50, 0), (52, 8), (60, 4)],
+        ),
+        // The merged run starts one block before the node: its colour byte is the node's first link.
+        ("run starting a block before", "U1 +1 T40 U1 T36 U1 T40 U1", &[(36, 4), (40, 6), (41, 1)]),
+        // The merged run starts at a binned run below the node.
+        ("run starting at a binned run", "B3 +1 T40 U1 T36 U1 T42 U1", &[(36, 4), (42, 6), (44, 0)]),
+    ];
+    for (name, layout, keys) in cases {
+        let parts: Vec<(char, usize)> =
+            layout.split(' ').map(|part| (part.chars().next().unwrap(), part[1..].parse().unwrap())).collect();
+        let mut w = region(4096);
+        let mut h = Heap::new(bytes(&mut w)).unwrap();
+        let ptrs: Vec<NonNull<u8>> = parts.iter().map(|&(_, n)| h.alloc(8 * n, 8).unwrap()).collect();
+        let _rest = h.alloc(h.capacity() - 8 * parts.iter().map(|&(_, n)| n).sum::<usize>(), 8).unwrap();
+        assert_eq!(h.top, h.end, "{name}: no top");
+        for (&(kind, _), &p) in parts.iter().zip(&ptrs) {
+            if kind == 'T' || kind == 'B' {
+                h.free(p).unwrap();
+            }
+        }
+        ok(&h);
+        let height = h.tree_height();
+        let plus = parts.iter().position(|&(kind, _)| kind == '+').unwrap();
+        h.free(ptrs[plus]).unwrap();
+        ok(&h);
+        let mut found = Vec::new();
+        let mut x = h.smallest();
+        while x != NIL {
+            found.push((h.size(x), x));
+            x = h.successor(x);
+        }
+        let want: Vec<(u32, u32)> = keys.iter().map(|&(n, i)| (n, block_of(&h, ptrs[i]))).collect();
+        assert_eq!(found, want, "{name}: the tree's keys");
+        assert_eq!(h.tree_height(), height, "{name}: the tree's shape is kept");
+    }
+}
+
 /// A node with a parent and, if asked, its own children, satisfying `pred`.
 fn find_node(h: &Heap, pred: impl Fn(&Heap, u32) -> bool) -> u32 {
     // Tree runs only: a binned run's or the top's fields are not a node's, and `pred` may follow them.

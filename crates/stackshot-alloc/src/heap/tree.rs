@@ -242,6 +242,56 @@ impl Heap<'_> {
         self.set_red(to, red);
     }
 
+    /// Node `from` becomes the free run of `size` blocks at `to`, whose key `(size, to)` passes exactly one other
+    /// key: that of `s`, `from`'s successor. The two exchange places: `s` takes `from`'s links and colour, `to`
+    /// takes `s`'s, so the order ..., from, s, t, ... becomes ..., s, to, t, ... with the tree's shape and colours
+    /// as they were, and nothing to rebalance (a removal and an insertion would each walk, and may rotate). `p`
+    /// must be `from`'s parent, which the caller has read. `to` is `from` or a block of the new run outside the
+    /// tree. Only Thumb calls it (see `tree_grow`), out of line: in line in `merge`, the registers `merge` then
+    /// saves cost the bullet-hell trace's slowest free, which does not pass, 807 -> 828 cycles (measured).
+    #[inline(never)]
+    pub(super) fn tree_pass(&mut self, from: u32, p: u32, s: u32, to: u32, size: u32) {
+        // Everything is read before anything is written: `to` may be `from`, or the block before it, whose colour
+        // byte is `from`'s first link.
+        let (fs, fl) = (self.smaller(from), self.larger(from));
+        let (sp, ss, sl) = (self.parent(s), self.smaller(s), self.larger(s));
+        let from_red = self.is_red(from);
+        let s_red = self.is_red(s);
+        // The two places may be next to each other: `s` is `from`'s larger child, or `from` is `s`'s smaller
+        // child. A link from one place to the other then names the other's new holder.
+        let to_s = |v: u32| if v == s { to } else { v };
+        let to_from = |v: u32| if v == from { s } else { v };
+        self.make_run(to, size);
+        self.set_child(to, SMALLER_SIDE, to_from(ss));
+        self.set_child(to, LARGER_SIDE, sl);
+        self.set_parent(to, to_from(sp));
+        self.set_child(s, SMALLER_SIDE, fs);
+        self.set_child(s, LARGER_SIDE, to_s(fl));
+        self.set_parent(s, to_s(p));
+        // The links into the two places from outside them. The parents differ: the two nodes are next to each
+        // other in key order, so a common parent would lie between them.
+        if p != s {
+            self.replace_link(p, from, s);
+        }
+        if sp != from {
+            self.replace_link(sp, s, to);
+        }
+        if fs != NIL {
+            self.set_parent(fs, s);
+        }
+        if fl != NIL && fl != s {
+            self.set_parent(fl, s);
+        }
+        if ss != NIL && ss != from {
+            self.set_parent(ss, to);
+        }
+        if sl != NIL {
+            self.set_parent(sl, to);
+        }
+        self.set_red(s, from_red);
+        self.set_red(to, s_red);
+    }
+
     /// Points `p`'s link to its child `u` (or the root, when `p` is NIL) at `v`.
     #[inline(always)]
     fn replace_link(&mut self, p: u32, u: u32, v: u32) {
