@@ -93,9 +93,10 @@
 //! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's search and
 //! the split of its smallest run (`alloc_tree`), a split of another tree run and every aligned or resizing split
 //! (`take`, inlined without the `iwram` feature), bad requests and alignments above a block (`alloc_other`), the map
-//! mark and the map clear of a run over three words or more (`mark_used_words`, `clear_words`), a merge with a tree
-//! neighbour (`merge`), `tree_insert`, `tree_remove` and their rotation, `tree_insert`'s rebalancing alone
-//! (`insert_fixup`, for `merge`), and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler
+//! mark and the map clear of a run over three words or more (`mark_used_words`, `clear_words`; without the `iwram`
+//! feature a third word is cleared in line), a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove`
+//! and their rotation, `tree_insert`'s rebalancing alone (`insert_fixup`, for `merge`), without the `iwram` feature
+//! the exchange of a node with its successor (`tree_pass`, for `merge`), and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler
 //! lays the common path out straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
@@ -127,7 +128,8 @@
 //!   splice (the child, a red leaf, takes its place, black). Together, in ARM/IWRAM: the random mix's slowest
 //!   free 781 → 665 cycles, the adversarial trace's 668 → 580, the worst case at 14 tree runs 715 / 1 359 →
 //!   584 / 1 070 (allocation / free), and 1 072 bytes less of the game's IWRAM. A free whose merged node must
-//!   move past its successor does the splice and the insert's walk in line in ARM (`tree_grow`).
+//!   move past its successor does the splice and the insert's walk in line in ARM; in Thumb a node whose key
+//!   passes only its successor trades places with it, with no walk or rebalancing (`tree_grow`).
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 224 bytes for `LockedHeap`'s
 //! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 292 for its free
@@ -781,6 +783,8 @@ impl<'a> Heap<'a> {
                 self.insert_fixup(to);
             }
         } else {
+            // The splice first: for a node with one child the pass is dearer than the splice and the insert
+            // (the bullet-hell trace's slowest free, a root moving past its only child, 807 -> 949, measured).
             if !self.splice(from) {
                 let after = self.successor(next);
                 if after == NIL || self.key(after) > (size << 16 | to) {

@@ -8,7 +8,7 @@ extern crate std;
 use super::bins::BINNED;
 use super::map::{FREE, LAST, SPARE, USED};
 use super::props::{self, PropReport};
-use super::tree::NIL;
+use super::tree::{self, NIL};
 use super::*;
 use alloc::boxed::Box;
 use alloc::vec;
@@ -433,7 +433,7 @@ fn a_node_that_grows_past_its_successor_alone_trades_places_with_it() {
     // A free merges a used run (`+`) into the tree run below or above it, whose key then passes exactly its
     // successor `s` in key order: the two exchange places (`tree_pass`, in the build without the `iwram`
     // feature, the host's), one case per way the two can stand in the tree and per block the merged run starts
-    // at. Each case: the heap's parts in address order, each a kind and a size in blocks (`T` a run freed into
+    // at. The tree keeps its shape and colours: the node at each place is the next in key order. Each case: the heap's parts in address order, each a kind and a size in blocks (`T` a run freed into
     // the tree, in the order listed, `B` one freed into a bin, `U` a used run, `+` the run then freed), with no
     // top; the tree's keys after the merge, in order, as (size, index of the part the run starts at).
     type Case = (&'static str, &'static str, &'static [(u32, usize)]);
@@ -479,20 +479,33 @@ fn a_node_that_grows_past_its_successor_alone_trades_places_with_it() {
             }
         }
         ok(&h);
-        let height = h.tree_height();
+        let shape = tree_shape(&h);
         let plus = parts.iter().position(|&(kind, _)| kind == '+').unwrap();
+        let passes = tree::PASSES.with(|n| n.get());
         h.free(ptrs[plus]).unwrap();
         ok(&h);
-        let mut found = Vec::new();
-        let mut x = h.smallest();
-        while x != NIL {
-            found.push((h.size(x), x));
-            x = h.successor(x);
-        }
+        assert_eq!(tree::PASSES.with(|n| n.get()), passes + 1, "{name}: one pass");
         let want: Vec<(u32, u32)> = keys.iter().map(|&(n, i)| (n, block_of(&h, ptrs[i]))).collect();
-        assert_eq!(found, want, "{name}: the tree's keys");
-        assert_eq!(h.tree_height(), height, "{name}: the tree's shape is kept");
+        assert_eq!(in_order(&h).iter().map(|&x| (h.size(x), x)).collect::<Vec<_>>(), want, "{name}: the keys");
+        assert_eq!(tree_shape(&h), shape, "{name}: the shape and colours");
     }
+}
+
+/// The tree's nodes in key order.
+fn in_order(h: &Heap) -> Vec<u32> {
+    let mut nodes = Vec::new();
+    let mut x = h.smallest();
+    while x != NIL {
+        nodes.push(x);
+        x = h.successor(x);
+    }
+    nodes
+}
+
+/// The tree's shape, by place in key order: each node's parent's place (None for the root) and colour.
+fn tree_shape(h: &Heap) -> Vec<(Option<usize>, bool)> {
+    let nodes = in_order(h);
+    nodes.iter().map(|&x| (nodes.iter().position(|&y| y == h.parent(x)), h.is_red(x))).collect()
 }
 
 /// A node with a parent and, if asked, its own children, satisfying `pred`.

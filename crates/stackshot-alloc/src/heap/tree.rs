@@ -22,6 +22,14 @@ pub(super) const COLOUR: usize = 8;
 // The second block is the run's: a tree run has more than BINNED blocks.
 const _: () = assert!(super::bins::BINNED >= 1);
 
+#[cfg(test)]
+extern crate std;
+#[cfg(test)]
+std::thread_local! {
+    /// Calls of `tree_pass` on this thread, for the tests that must reach it.
+    pub(super) static PASSES: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
+}
+
 impl Heap<'_> {
     #[inline(always)]
     pub(super) fn field(&self, b: u32, offset: usize) -> u32 {
@@ -251,6 +259,16 @@ impl Heap<'_> {
     /// saves cost the bullet-hell trace's slowest free, which does not pass, 807 -> 828 cycles (measured).
     #[inline(never)]
     pub(super) fn tree_pass(&mut self, from: u32, p: u32, s: u32, to: u32, size: u32) {
+        debug_assert!(p == self.parent(from) && s == self.successor(from), "tree_pass: bad parent or successor");
+        debug_assert!(
+            self.key(s) < (size << 16 | to) && {
+                let after = self.successor(s);
+                after == NIL || (size << 16 | to) < self.key(after)
+            },
+            "tree_pass: the key does not pass {s} alone"
+        );
+        #[cfg(test)]
+        PASSES.with(|n| n.set(n.get() + 1));
         // Everything is read before anything is written: `to` may be `from`, or the block before it, whose colour
         // byte is `from`'s first link.
         let (fs, fl) = (self.smaller(from), self.larger(from));
