@@ -227,8 +227,8 @@ impl Heap<'_> {
                 // The run goes on into the next word. Most such runs end in it, cleared here; longer ones go
                 // out of line (with the loop in line, the spills it caused cost every free 10-20 cycles). In
                 // Thumb a third word is cleared in line too: the random mix's two slowest frees, of runs of 32
-                // and 27 blocks, 1158 / 1137 -> 1093 / 1072 cycles; the median frees of the AI, agb and
-                // adversarial traces rose 2 cycles (479 -> 481, 467 -> 469), with the code's layout.
+                // and 27 blocks, 1158 / 1137 -> 1093 / 1072 cycles; with the code's layout, the median frees of
+                // the AI, agb and adversarial traces rose 2 cycles (479 -> 481, 467 -> 469) and the cheapest 6.
                 *p = v & !from;
                 let q = p.add(1);
                 let w = *q;

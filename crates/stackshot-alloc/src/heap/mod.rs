@@ -87,17 +87,17 @@
 //! # Hot paths
 //!
 //! [`Heap::alloc`], [`Heap::free`] and everything they call use plain operators, `if`, `while` and `loop` (no
-//! iterators, `Option` combinators, `trailing_zeros` or other core helpers, which would call Thumb code in
-//! ROM). `alloc` and `free` are `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in
-//! an `.iwram.*` section) around each; what they inline is only their common paths. The rest is
-//! `#[inline(never)]` and, with the crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's search and
-//! the split of its smallest run (`alloc_tree`), a split of another tree run and every aligned or resizing split
-//! (`take`, inlined without the `iwram` feature), bad requests and alignments above a block (`alloc_other`), the map
-//! mark and the map clear of a run over three words or more (`mark_used_words`, `clear_words`; without the `iwram`
-//! feature a third word is cleared in line), a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove`
-//! and their rotation, `tree_insert`'s rebalancing alone (`insert_fixup`, for `merge`), without the `iwram` feature
-//! the exchange of a node with its successor (`tree_pass`, for `merge`), and the counting of refusals. The rarest of these are `#[cold]`, so that the compiler
-//! lays the common path out straight, with no taken branch around them. What keeps the common paths short:
+//! iterators, `Option` combinators, `trailing_zeros` or other core helpers, which would call Thumb code in ROM).
+//! `alloc` and `free` are `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in an `.iwram.*`
+//! section) around each; what they inline is only their common paths. The rest is `#[inline(never)]` and, with the
+//! crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's search and the split of its smallest run
+//! (`alloc_tree`), a split of another tree run and every aligned or resizing split (`take`, inlined without the `iwram`
+//! feature), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over
+//! three words or more (`mark_used_words`, `clear_words`; without the `iwram` feature a third word is cleared in line),
+//! a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove` and their rotation, `tree_insert`'s
+//! rebalancing alone (`insert_fixup`, for `merge`), without the `iwram` feature the exchange of a node with its
+//! successor (`tree_pass`, for `merge`), and the counting of refusals. The rarest of these are `#[cold]`, so that the
+//! compiler lays the common path out straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
 //!   shift, and its lowest bit found by a lookup among the lowest four and halving with the `iwram` feature,
@@ -766,8 +766,10 @@ impl<'a> Heap<'a> {
     /// in line, a pass ([`tree_pass`](Self::tree_pass)) when the key passes only its successor, or calls to
     /// remove and insert. The pass cut the random mix's frees that grow past one key (1213 / 1153 / 1117 -> 941 /
     /// 1003 / 969 cycles), and a move past two keys pays for its test (1069 -> 1137). In ARM the pass lost: in
-    /// line in `merge`, the agb trace's slowest free rose 273 -> 278, above talc's, and other merges rose with
-    /// the code's layout; out of line it was slower everywhere. All measured in the benchmark's builds.
+    /// line in `merge`, the agb trace's slowest free rose 273 -> 278, above talc's; out of line with its test,
+    /// the random mix's and the adversarial trace's slowest frees fell 678 / 593 -> 616 / 582, but the worst
+    /// case at 14 tree runs rose 1080 -> 1143, and the function's 576 bytes of IWRAM left the game's stack less
+    /// than its 2 KB of headroom. All measured in the benchmark's builds and the game's.
     #[inline(always)]
     fn tree_grow(&mut self, from: u32, to: u32, size: u32) {
         let p = self.parent(from);

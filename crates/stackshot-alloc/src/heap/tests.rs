@@ -430,12 +430,13 @@ fn the_smallest_tree_run_leaves_the_tree_in_each_shape() {
 
 #[test]
 fn a_node_that_grows_past_its_successor_alone_trades_places_with_it() {
-    // A free merges a used run (`+`) into the tree run below or above it, whose key then passes exactly its
-    // successor `s` in key order: the two exchange places (`tree_pass`, in the build without the `iwram`
-    // feature, the host's), one case per way the two can stand in the tree and per block the merged run starts
-    // at. The tree keeps its shape and colours: the node at each place is the next in key order. Each case: the heap's parts in address order, each a kind and a size in blocks (`T` a run freed into
-    // the tree, in the order listed, `B` one freed into a bin, `U` a used run, `+` the run then freed), with no
-    // top; the tree's keys after the merge, in order, as (size, index of the part the run starts at).
+    // A free merges a used run (`+`) into the tree run below or above it, whose key then passes exactly its successor
+    // `s` in key order: the two exchange places (`tree_pass`, in the build without the `iwram` feature, the host's),
+    // one case per way the two can stand in the tree and per block the merged run starts at. The tree keeps its shape
+    // and colours: the node at each place is the next in key order. Each case: the heap's parts in address order, each
+    // a kind and a size in blocks (`T` a run freed into the tree, in the order listed, `B` one freed into a bin, `U` a
+    // used run, `+` the run then freed), with no top; the tree's keys after the merge, in order, as (size, index of the
+    // part the run starts at).
     type Case = (&'static str, &'static str, &'static [(u32, usize)]);
     let cases: [Case; 7] = [
         // The root, with two children, passes its larger child, a leaf.
