@@ -774,27 +774,28 @@ impl<'a> Heap<'a> {
     fn tree_grow(&mut self, from: u32, to: u32, size: u32) {
         let p = self.parent(from);
         let next = self.successor_under(from, p);
-        if next == NIL || self.key(next) > (size << 16 | to) {
+        let key = size << 16 | to;
+        if next == NIL || self.key(next) > key {
             self.tree_replace(from, p, to, size);
-        } else if cfg!(feature = "iwram") {
-            if !self.splice(from) {
-                self.tree_remove(from);
+            return;
+        }
+        // The splice first: for a node with one child the pass is dearer than the splice and the insert (the
+        // bullet-hell trace's slowest free in Thumb, a root moving past its only child, 807 -> 949, measured).
+        if !self.splice(from) {
+            if !cfg!(feature = "iwram") {
+                let after = self.successor(next);
+                if after == NIL || self.key(after) > key {
+                    return self.tree_pass(from, p, next, to, size);
+                }
             }
-            self.make_run(to, size);
+            self.tree_remove(from);
+        }
+        self.make_run(to, size);
+        if cfg!(feature = "iwram") {
             if self.attach(to) {
                 self.insert_fixup(to);
             }
         } else {
-            // The splice first: for a node with one child the pass is dearer than the splice and the insert
-            // (the bullet-hell trace's slowest free, a root moving past its only child, 807 -> 949, measured).
-            if !self.splice(from) {
-                let after = self.successor(next);
-                if after == NIL || self.key(after) > (size << 16 | to) {
-                    return self.tree_pass(from, p, next, to, size);
-                }
-                self.tree_remove(from);
-            }
-            self.make_run(to, size);
             self.tree_insert(to);
         }
     }
