@@ -139,7 +139,9 @@ fn run(
              `RawVec::grow_one`, which grows their storage; it costs nothing here, as their storage is reserved \
              up front and no measured operation grows it (checked).\n\
              - **Thumb/ROM** (`--profile bench-thumb`, no feature): the same, all Thumb code in ROM, our heap's \
-             out-of-line paths and compiler_builtins' `__clzsi2` included.\n\n\
+             out-of-line paths and compiler_builtins' `__clzsi2` included. Our heap's free is one of those paths \
+             here, a function of its own without the `iwram` feature (inlined into its caller its values spill: \
+             `Heap::free` says by how much), so ours pays that call too.\n\n\
              Which figures depend on ROM timing ([timing.md](timing.md)): the ARM/IWRAM tables run from IWRAM on \
              data in IWRAM, one-cycle memory that mGBA models exactly, so they hold on hardware as printed. The \
              Thumb/ROM tables and the game's frame figures fetch code from the cartridge, where mGBA's model of \

@@ -88,8 +88,9 @@
 //!
 //! [`Heap::alloc`], [`Heap::free`] and everything they call use plain operators, `if`, `while` and `loop` (no
 //! iterators, `Option` combinators, `trailing_zeros` or other core helpers, which would call Thumb code in ROM).
-//! `alloc` and `free` are `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in an `.iwram.*`
-//! section) around each; what they inline is only their common paths. The rest is `#[inline(never)]` and, with the
+//! `alloc` is `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in an `.iwram.*` section)
+//! around it, and so is `free` with the crate's `iwram` feature; without it, `free` is a function of its own (see
+//! there why). What they inline is only their common paths. The rest is `#[inline(never)]` and, with the
 //! crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's search and the split of its smallest run
 //! (`alloc_tree`), a split of another tree run and every aligned or resizing split (`take`, inlined without the `iwram`
 //! feature), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over
@@ -607,7 +608,12 @@ impl<'a> Heap<'a> {
 
     /// Frees the used run starting at `ptr` and merges it with free neighbours. Pointers outside the heap, not
     /// at the start of a used run, or at a free block are refused and the heap is left as it was.
-    #[inline(always)]
+    // Not inlined in Thumb (no `iwram` feature): inlined into its caller, its many live values spilled to the
+    // stack, and the call costs less than the spills. Every Thumb/ROM free figure of `make bench` fell, e.g. the
+    // medians 481 / 493 / 469 -> 473 / 479 / 453 cycles (AI, bullet hell, agb), the slowest 604 / 807 / 664 ->
+    // 586 / 785 / 642 (measured). Alloc the same way rose (the AI trace's median 193 -> 249): it stays inlined.
+    #[cfg_attr(feature = "iwram", inline(always))]
+    #[cfg_attr(not(feature = "iwram"), inline(never))]
     pub fn free(&mut self, ptr: NonNull<u8>) -> Result<(), HeapError> {
         let (b, prev) = match self.run_start(ptr) {
             Ok(found) => found,
@@ -758,18 +764,18 @@ impl<'a> Heap<'a> {
     }
 
     /// Node `from` becomes the free run of `size` blocks at `to`, whose key `(size, to)` is larger (a free
-    /// merged into it): in place when the key stays below the successor's, else moved. In ARM (the `iwram`
-    /// feature) the common parts of a move are in line, a one-child splice and the insert's walk, and only the
-    /// rebalancing a call: the bullet-hell trace's slowest free (a root with one child moves past it) 398 -> 328
-    /// cycles, but the random mix's and the adversarial trace's 665 -> 682 and 580 -> 597, and 576 bytes more of
-    /// IWRAM. In Thumb that lost (the adversarial trace's slowest free 1088 -> 1136): there a move is a splice
-    /// in line, a pass ([`tree_pass`](Self::tree_pass)) when the key passes only its successor, or calls to
-    /// remove and insert. The pass cut the random mix's frees that grow past one key (1213 / 1153 / 1117 -> 941 /
-    /// 1003 / 969 cycles), and a move past two keys pays for its test (1069 -> 1137). In ARM the pass lost: in
-    /// line in `merge`, the agb trace's slowest free rose 273 -> 278, above talc's; out of line with its test,
-    /// the random mix's and the adversarial trace's slowest frees fell 678 / 593 -> 616 / 582, but the worst
-    /// case at 14 tree runs rose 1080 -> 1143, and the function's 576 bytes of IWRAM left the game's stack less
-    /// than its 2 KB of headroom. All measured in the benchmark's builds and the game's.
+    /// merged into it): in place when the key stays below the successor's, else moved. A move is a one-child
+    /// splice or a removal, then the insert's walk in line and only its rebalancing a call: a root moving past its
+    /// only child, the bullet-hell trace's slowest free, 398 -> 328 cycles in ARM and 785 -> 747 in Thumb (there
+    /// only once `free` was a function of its own: inlined into its caller, the adversarial trace's slowest free
+    /// rose 1088 -> 1136); in ARM the random mix's and the adversarial trace's rose 665 -> 682 and 580 -> 597, and
+    /// it took 576 bytes more of IWRAM. Thumb tries a pass ([`tree_pass`](Self::tree_pass)) before a removal, when
+    /// the key passes only its successor: the random mix's frees that grow past one key 1213 / 1153 / 1117 -> 941 /
+    /// 1003 / 969 cycles, and a move past two keys pays for its test (1069 -> 1137). In ARM the pass lost: in line
+    /// in `merge`, the agb trace's slowest free rose 273 -> 278, above talc's; out of line with its test, the
+    /// random mix's and the adversarial trace's slowest frees fell 678 / 593 -> 616 / 582, but the worst case at
+    /// 14 tree runs rose 1080 -> 1143, and the function's 576 bytes of IWRAM left the game's stack less than its
+    /// 2 KB of headroom. All measured in the benchmark's builds and the game's.
     #[inline(always)]
     fn tree_grow(&mut self, from: u32, to: u32, size: u32) {
         let p = self.parent(from);
@@ -791,12 +797,8 @@ impl<'a> Heap<'a> {
             self.tree_remove(from);
         }
         self.make_run(to, size);
-        if cfg!(feature = "iwram") {
-            if self.attach(to) {
-                self.insert_fixup(to);
-            }
-        } else {
-            self.tree_insert(to);
+        if self.attach(to) {
+            self.insert_fixup(to);
         }
     }
 
