@@ -167,15 +167,17 @@ impl<'a> Fuzzed<'a> {
         }
     }
 
-    /// Resizes the live allocation at `addr` in place: refused for 0 bytes, for more than the heap holds and
-    /// for growth the free gap behind it cannot hold; otherwise served, keeping the bytes it keeps.
+    /// Resizes the live allocation at `addr` in place: refused for 0 bytes, for more than the heap holds (as too
+    /// large) and for growth the free gap behind it cannot hold; otherwise served, keeping the bytes it keeps.
     fn resize(&mut self, addr: usize, size: usize) {
         let b = self.live.get(addr).unwrap();
         let (old, new) = (rounded(b.size), rounded(size));
         let gap_end = self.live.iter().map(|(a, _)| a).find(|&a| a > addr).unwrap_or(self.hi);
         let want = if size == 0 {
             Err(HeapError::ZeroSize)
-        } else if size > self.hi - self.lo || addr + new > gap_end {
+        } else if size > self.hi - self.lo {
+            Err(HeapError::TooLarge)
+        } else if addr + new > gap_end {
             Err(HeapError::OutOfMemory)
         } else {
             Ok(())

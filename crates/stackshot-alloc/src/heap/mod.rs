@@ -697,21 +697,23 @@ impl<'a> Heap<'a> {
     /// Resizes the used run starting at `ptr` to `size` bytes without moving it: a smaller size frees the
     /// blocks after the new end (merging them with a free run behind); a larger one takes blocks from the front
     /// of the free run right behind it. `Err(OutOfMemory)` when that run is missing or too small, and the
-    /// heap is unchanged (the caller may then allocate, copy and free); a bad `ptr` is refused as by
-    /// [`free`](Self::free). Not counted as a failed request: the caller decides what a refusal means.
+    /// heap is unchanged (the caller may then allocate, copy and free); `Err(TooLarge)` for a size above the
+    /// capacity, as [`alloc`](Self::alloc) refuses it. A bad `ptr` is refused as by [`free`](Self::free),
+    /// whatever the size, before the size is looked at. Not counted as a failed request: the caller decides
+    /// what a refusal means.
     pub fn resize(&mut self, ptr: NonNull<u8>, size: usize) -> Result<(), HeapError> {
-        if size == 0 {
-            return Err(HeapError::ZeroSize);
-        }
         let b = match self.run_start(ptr) {
             Ok((b, _)) => b,
             Err(e) => return self.refuse_free(e),
         };
+        if size == 0 {
+            return Err(HeapError::ZeroSize);
+        }
+        if size > self.capacity() {
+            return Err(HeapError::TooLarge);
+        }
         let e = self.used_run_end(b);
         let old = e + 1 - b;
-        if size > self.capacity() {
-            return Err(HeapError::OutOfMemory);
-        }
         let n = ((size + 7) >> 3) as u32;
         if n < old {
             // The new last block becomes `LAST`; the blocks after it keep their codes, so they are already a used

@@ -444,7 +444,9 @@ impl<'a> Model<'a> {
         let gap_end = live.iter().map(|l| l.ptr.as_ptr() as usize).filter(|&a| a >= end).min().unwrap_or(self.hi);
         let expected = if size == 0 {
             Err(HeapError::ZeroSize)
-        } else if size > self.cap || (new > old && end + (new - old) > gap_end) {
+        } else if size > self.cap {
+            Err(HeapError::TooLarge)
+        } else if new > old && end + (new - old) > gap_end {
             Err(HeapError::OutOfMemory)
         } else {
             Ok(())

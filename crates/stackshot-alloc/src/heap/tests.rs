@@ -1116,7 +1116,16 @@ fn item7_the_heap_resizes_in_place() {
     assert_eq!(h.resize(p, 3968), Ok(()));
     ok(&h);
     assert_eq!(h.resize(p, 0), Err(HeapError::ZeroSize));
-    assert_eq!(h.resize(NonNull::new(p.as_ptr().wrapping_add(8)).unwrap(), 8), Err(HeapError::NotRunStart));
+    // Past the capacity it can never fit, as `alloc` says.
+    assert_eq!(h.resize(p, 3969), Err(HeapError::TooLarge));
+    assert_eq!(h.resize(p, usize::MAX), Err(HeapError::TooLarge));
+    // A bad pointer is refused as a bad pointer and counted, whatever the size.
+    let inside = NonNull::new(p.as_ptr().wrapping_add(8)).unwrap();
+    let bad = h.stats().bad_frees;
+    assert_eq!(h.resize(inside, 8), Err(HeapError::NotRunStart));
+    assert_eq!(h.resize(inside, 0), Err(HeapError::NotRunStart));
+    assert_eq!(h.resize(inside, usize::MAX), Err(HeapError::NotRunStart));
+    assert_eq!(h.stats().bad_frees, bad + 3);
     ok(&h);
     let mut w = region(4096);
     let locked = Locked::new();
