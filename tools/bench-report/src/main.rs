@@ -113,8 +113,9 @@ fn run(
              bytes, exactly reproducible. The ROM is built with `opt-level = 3`, LTO, and the GBATEK-recommended \
              wait states (ROM 3/1 with prefetch).\n\n";
     text += "Every allocator, ours and the peers, is measured in the same two builds, and compared only within one. \
-             In each, an operation is inlined whole into the timing function of that build, so that a figure is \
-             the allocator's own code and not a call from elsewhere. The data (the pools, the 4 KB heap region, \
+             In each, an operation is inlined into the timing function of that build (but for our heap's \
+             out-of-line paths, listed below), so that a figure is the allocator's own code and not a call from \
+             elsewhere. The data (the pools, the 4 KB heap region, \
              slab's and thunderdome's storage) is in IWRAM in both. The timing function restarts timer 2 before \
              the operation and reads it after, each in an asm block that builds the timer's address itself, and \
              subtracts what an empty operation measures (`stackshot_platform::cycles`): neither the reading nor \
@@ -140,7 +141,7 @@ fn run(
              up front and no measured operation grows it (checked).\n\
              - **Thumb/ROM** (`--profile bench-thumb`, no feature): the same, all Thumb code in ROM, our heap's \
              out-of-line paths and compiler_builtins' `__clzsi2` included. Our heap's free is one of those paths \
-             here, a function of its own without the `iwram` feature (inlined into its caller its values spill: \
+             here, a function of its own without the `iwram` feature (inlined into its caller, its values spill: \
              `Heap::free` says by how much), so ours pays that call too.\n\n\
              Which figures depend on ROM timing ([timing.md](timing.md)): the ARM/IWRAM tables run from IWRAM on \
              data in IWRAM, one-cycle memory that mGBA models exactly, so they hold on hardware as printed. The \

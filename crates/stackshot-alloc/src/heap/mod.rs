@@ -611,7 +611,9 @@ impl<'a> Heap<'a> {
     // Not inlined in Thumb (no `iwram` feature): inlined into its caller, its many live values spilled to the
     // stack, and the call costs less than the spills. Every Thumb/ROM free figure of `make bench` fell, e.g. the
     // medians 481 / 493 / 469 -> 473 / 479 / 453 cycles (AI, bullet hell, agb), the slowest 604 / 807 / 664 ->
-    // 586 / 785 / 642 (measured). Alloc the same way rose (the AI trace's median 193 -> 249): it stays inlined.
+    // 586 / 785 / 642 (the bullet-hell one 747 with `tree_grow`'s in-line attach, which this made pay), for 60
+    // bytes more of stack at most (measured). Alloc the same way rose (the AI trace's median 193 -> 249): it
+    // stays inlined.
     #[cfg_attr(feature = "iwram", inline(always))]
     #[cfg_attr(not(feature = "iwram"), inline(never))]
     pub fn free(&mut self, ptr: NonNull<u8>) -> Result<(), HeapError> {
@@ -768,9 +770,9 @@ impl<'a> Heap<'a> {
     /// Node `from` becomes the free run of `size` blocks at `to`, whose key `(size, to)` is larger (a free
     /// merged into it): in place when the key stays below the successor's, else moved. A move is a one-child
     /// splice or a removal, then the insert's walk in line and only its rebalancing a call: a root moving past its
-    /// only child, the bullet-hell trace's slowest free, 398 -> 328 cycles in ARM and 785 -> 747 in Thumb (there
-    /// only once `free` was a function of its own: inlined into its caller, the adversarial trace's slowest free
-    /// rose 1088 -> 1136); in ARM the random mix's and the adversarial trace's rose 665 -> 682 and 580 -> 597, and
+    /// only child, the bullet-hell trace's slowest free, 398 -> 328 cycles in ARM and 785 -> 747 in Thumb (a gain
+    /// there only with `free` out of line; with `free` inlined, the adversarial trace's slowest free rose 1088 ->
+    /// 1136); in ARM the random mix's and the adversarial trace's rose 665 -> 682 and 580 -> 597, and
     /// it took 576 bytes more of IWRAM. Thumb tries a pass ([`tree_pass`](Self::tree_pass)) before a removal, when
     /// the key passes only its successor: the random mix's frees that grow past one key 1213 / 1153 / 1117 -> 941 /
     /// 1003 / 969 cycles, and a move past two keys pays for its test (1069 -> 1137). In ARM the pass lost: in line
