@@ -611,9 +611,9 @@ impl<'a> Heap<'a> {
     // Not inlined in Thumb (no `iwram` feature): inlined into its caller, its many live values spilled to the
     // stack, and the call costs less than the spills. Every Thumb/ROM free figure of `make bench` fell, e.g. the
     // medians 481 / 493 / 469 -> 473 / 479 / 453 cycles (AI, bullet hell, agb), the slowest 604 / 807 / 664 ->
-    // 586 / 785 / 642 (the bullet-hell one 747 with `tree_grow`'s in-line attach, which this made pay), for 60
-    // bytes more of stack at most (measured). Alloc the same way rose (the AI trace's median 193 -> 249): it
-    // stays inlined.
+    // 586 / 785 / 642, for 60 bytes more of stack at most (measured; the bullet-hell one then fell to 747 with
+    // `tree_grow`'s in-line attach, a gain only with `free` out of line). Alloc the same way rose (the AI trace's
+    // median 193 -> 249): it stays inlined.
     #[cfg_attr(feature = "iwram", inline(always))]
     #[cfg_attr(not(feature = "iwram"), inline(never))]
     pub fn free(&mut self, ptr: NonNull<u8>) -> Result<(), HeapError> {

@@ -480,15 +480,18 @@ impl<'a> Model<'a> {
     /// Frees `ptr`, or one time in four resizes it to a size from 0 to past the capacity: either must be refused
     /// with `expected`, and counted as a bad free.
     fn bad_free(&mut self, ptr: NonNull<u8>, expected: HeapError) -> Result<(), PropFailure> {
-        let got = if self.rng.below(4) == 0 {
+        let addr = ptr.as_ptr() as usize;
+        if self.rng.below(4) == 0 {
             let size = self.rng.below(self.cap as u32 + 16) as usize;
-            self.heap.resize(ptr, size)
+            let got = self.heap.resize(ptr, size);
+            if got != Err(expected) {
+                return self.fail(Mismatch::Resize { addr, size, expected: Err(expected), got });
+            }
         } else {
-            self.heap.free(ptr)
-        };
-        if got != Err(expected) {
-            let addr = ptr.as_ptr() as usize;
-            return self.fail(Mismatch::Free { addr, expected: Err(expected), got });
+            let got = self.heap.free(ptr);
+            if got != Err(expected) {
+                return self.fail(Mismatch::Free { addr, expected: Err(expected), got });
+            }
         }
         self.bad_frees += 1;
         self.report.refused += 1;
