@@ -52,7 +52,7 @@ examples: setup
 # Formatting (rustfmt.toml) and clippy (every warning an error) of every crate: the game's workspace (game, bench,
 # the allocator crate, the gba quick start), tools/, the agb quick start and the fuzz target, each a workspace of
 # its own. The game's workspace is linted for the GBA without the allocator crate's host tests (they need std),
-# which are linted from the crate's folder: on nightly with every host feature, and on stable; the crate's GBA
+# which are linted from the crate's folder: on nightly with every feature but `gba`, and on stable; the crate's GBA
 # code with all its features from the root. ROM binaries are no test targets: `--tests` would build them with the
 # host's test harness. Last, the crate as it would be published: its docs without a warning, and `cargo package`
 # (which builds the packaged crate on its own, on stable).
@@ -64,7 +64,7 @@ lint: setup
 	cd crates/stackshot-alloc/fuzz && cargo fmt --check
 	cargo clippy --workspace --exclude stackshot-alloc --lib --bins --tests --examples $(CLIPPY)
 	cargo clippy -p stackshot-alloc --features gba,iwram,allocator-api,testing $(CLIPPY)
-	cd $(CRATE) && cargo clippy --all-targets --features allocator-api,testing $(CLIPPY)
+	cd $(CRATE) && cargo clippy --all-targets --features allocator-api,testing,iwram $(CLIPPY)
 	cd $(CRATE) && cargo +stable clippy --all-targets --features testing $(CLIPPY)
 	cd tools && cargo clippy --workspace --all-targets $(CLIPPY)
 	cd crates/examples/agb-quickstart && cargo clippy $(CLIPPY)
@@ -74,8 +74,9 @@ lint: setup
 	@echo "test result: ok. 4 passed; 0 failed; lint: rustfmt, clippy, rustdoc, cargo package"
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
-# ROM it checks, and the allocator crate: natively, under Miri (Stacked, then Tree Borrows; the long property
-# runs shortened under cfg(miri)) and fuzzed for a minute. The last line adds up every `test result:` line.
+# ROM it checks, and the allocator crate: natively, with and without the `iwram` feature's code paths, under Miri
+# (Stacked, with and without them, then Tree Borrows; the long property runs shortened under cfg(miri)) and
+# fuzzed for a minute. The last line adds up every `test result:` line.
 test: rom fixture examples bench-arm
 	@mkdir -p target && rm -f $(LOG)
 	$(MAKE) --no-print-directory lint 2>&1 | tee -a $(LOG)
@@ -84,8 +85,10 @@ test: rom fixture examples bench-arm
 	cargo build --profile soak  # the soak test's ROM: release code with the allocators checked every frame
 	cd tools && cargo test --release --workspace --no-fail-fast 2>&1 | tee -a ../$(LOG)
 	cd $(CRATE) && cargo test --release --features allocator-api --no-fail-fast 2>&1 | tee -a ../../$(LOG)
+	cd $(CRATE) && cargo test --release --features allocator-api,iwram --no-fail-fast 2>&1 | tee -a ../../$(LOG)  # the GBA's ARM code paths
 	cd $(CRATE) && cargo +stable test --no-fail-fast 2>&1 | tee -a ../../$(LOG)  # the crate on stable Rust
 	cd $(CRATE) && cargo miri test --features allocator-api --tests --no-fail-fast 2>&1 | tee -a ../../$(LOG)
+	cd $(CRATE) && cargo miri test --features allocator-api,iwram --tests --no-fail-fast 2>&1 | tee -a ../../$(LOG)
 	cd $(CRATE) && MIRIFLAGS=-Zmiri-tree-borrows cargo miri test --features allocator-api --tests --no-fail-fast 2>&1 | tee -a ../../$(LOG)
 	tools/fuzz 60 2>&1 | tee -a $(LOG)
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)

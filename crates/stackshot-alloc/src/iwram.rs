@@ -1,5 +1,6 @@
-//! The allocators' fast paths as ARM code in IWRAM, for programs on the GBA (with the feature `iwram`; without
-//! it, e.g. for a build that is all Thumb code in ROM, they are ordinary functions).
+//! The allocators' fast paths as ARM code in IWRAM, for programs on the GBA (with the feature `iwram` on an ARM
+//! target; without it, e.g. for a build that is all Thumb code in ROM, or on the host, they are ordinary
+//! functions).
 //!
 //! Code in ROM runs as Thumb through a 16-bit bus with wait states; ARM code in IWRAM runs at full speed. These
 //! functions are the pool's and the heap's hot calls with `#[instruction_set(arm::a32)]` and an `.iwram.*`
@@ -15,7 +16,11 @@ use crate::pool::{Handle, IndexPool, PoolError};
 use core::ptr::NonNull;
 
 /// [`IndexPool::alloc`] as ARM code in IWRAM: a pop from the free stack. `Err(value)` when the pool is full.
-#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_alloc"))]
+#[cfg_attr(
+    all(feature = "iwram", target_arch = "arm"),
+    instruction_set(arm::a32),
+    unsafe(link_section = ".iwram.pool_alloc")
+)]
 #[inline(never)]
 pub fn pool_alloc<T, const N: usize, P>(pool: &mut IndexPool<T, u8, N, P>, value: T) -> Result<Handle<T, u8, P>, T> {
     pool.alloc(value)
@@ -23,7 +28,11 @@ pub fn pool_alloc<T, const N: usize, P>(pool: &mut IndexPool<T, u8, N, P>, value
 
 /// [`IndexPool::free`] as ARM code in IWRAM: a push onto the free stack; `Err` for a double free, a stale handle, a handle
 /// of another pool or an index out of range, with the pool unchanged.
-#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_free"))]
+#[cfg_attr(
+    all(feature = "iwram", target_arch = "arm"),
+    instruction_set(arm::a32),
+    unsafe(link_section = ".iwram.pool_free")
+)]
 #[inline(never)]
 pub fn pool_free<T, const N: usize, P>(
     pool: &mut IndexPool<T, u8, N, P>,
@@ -33,7 +42,11 @@ pub fn pool_free<T, const N: usize, P>(
 }
 
 /// [`IndexPool::get_mut`] as ARM code in IWRAM.
-#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.pool_get_mut"))]
+#[cfg_attr(
+    all(feature = "iwram", target_arch = "arm"),
+    instruction_set(arm::a32),
+    unsafe(link_section = ".iwram.pool_get_mut")
+)]
 #[inline(never)]
 pub fn pool_get_mut<T, const N: usize, P>(
     pool: &mut IndexPool<T, u8, N, P>,
@@ -43,14 +56,22 @@ pub fn pool_get_mut<T, const N: usize, P>(
 }
 
 /// [`Heap::alloc`] as ARM code in IWRAM (alignments above 8 go on to `alloc_aligned`, in IWRAM too).
-#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc"))]
+#[cfg_attr(
+    all(feature = "iwram", target_arch = "arm"),
+    instruction_set(arm::a32),
+    unsafe(link_section = ".iwram.heap_alloc")
+)]
 #[inline(never)]
 pub fn heap_alloc(heap: &mut Heap, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
     heap.alloc(size, align)
 }
 
 /// [`Heap::free`] as ARM code in IWRAM.
-#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_free"))]
+#[cfg_attr(
+    all(feature = "iwram", target_arch = "arm"),
+    instruction_set(arm::a32),
+    unsafe(link_section = ".iwram.heap_free")
+)]
 #[inline(never)]
 pub fn heap_free(heap: &mut Heap, ptr: NonNull<u8>) -> Result<(), HeapError> {
     heap.free(ptr)
@@ -63,7 +84,11 @@ pub fn heap_free(heap: &mut Heap, ptr: NonNull<u8>) -> Result<(), HeapError> {
 ///
 /// # Safety
 /// `dst` must be 8-aligned and valid for writing `blocks` blocks.
-#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.zero_blocks"))]
+#[cfg_attr(
+    all(feature = "iwram", target_arch = "arm"),
+    instruction_set(arm::a32),
+    unsafe(link_section = ".iwram.zero_blocks")
+)]
 #[inline(never)]
 pub unsafe fn zero_blocks(dst: *mut [u32; 2], blocks: usize) {
     let mut i = 0;

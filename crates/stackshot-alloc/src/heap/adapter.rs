@@ -188,7 +188,11 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// `iwram::heap_alloc`, and zeroing through a second call, cost the game's allocation 384 cycles instead of
     /// 291 (`tests/heap.rs`, median of the AI trace).
     #[cfg_attr(feature = "iwram", inline(never))]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.locked_alloc"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.locked_alloc")
+    )]
     pub(super) fn alloc_block<const ZEROED: bool>(&self, layout: Layout) -> Result<NonNull<u8>, HeapError> {
         let answer = under_lock!(self, |slot| match slot {
             Some(h) => h.alloc(layout.size(), layout.align()),
@@ -206,7 +210,11 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// feature. A refused free (a caller bug, or a damaged heap) leaves the heap intact and is counted in
     /// `Stats::bad_frees`.
     #[cfg_attr(feature = "iwram", inline(never))]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.locked_free"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.locked_free")
+    )]
     pub(super) fn free_block(&self, ptr: NonNull<u8>) -> Result<(), HeapError> {
         under_lock!(self, |slot| match slot {
             Some(h) => h.free(ptr),

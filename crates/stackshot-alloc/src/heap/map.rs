@@ -136,7 +136,11 @@ impl Heap<'_> {
 
     /// `mark_used` for a run whose codes reach a third map word: word by word, counted from b's code on.
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_mark_used_words"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_mark_used_words")
+    )]
     fn mark_used_words(&mut self, b: u32, n: u32) {
         let (mut p, shift) = self.map_word(b);
         // The run's bits, counted from p's first: `shift..end`, all set but the last code's high bit.
@@ -283,7 +287,11 @@ unsafe fn clear_to_mark(p: *mut u32, v: u32, from: u32, ends: u32) -> (u32, u32)
 /// `p` must be a managed block's map word whose codes from the first are the rest of a used run, and nothing
 /// else may access the map.
 #[inline(never)]
-#[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_clear_words"))]
+#[cfg_attr(
+    all(feature = "iwram", target_arch = "arm"),
+    instruction_set(arm::a32),
+    unsafe(link_section = ".iwram.heap_clear_words")
+)]
 unsafe fn clear_words(mut p: *mut u32) -> (u32, u32) {
     let mut codes = 0;
     // SAFETY: p moves on only while the run's end mark, inside the heap (invariant 3), is still ahead: every word

@@ -340,7 +340,11 @@ impl<'a> Heap<'a> {
     /// 221 cycles in ARM/IWRAM instead of 204 and 206, and even `alloc`'s fast path 2 more (measured).
     #[cold]
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_tree"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_alloc_tree")
+    )]
     fn alloc_tree(&mut self, n: u32, top_size: u32) -> Option<NonNull<u8>> {
         // The two kinds of request keep their searches and top tests apart: one shared search and test before
         // the split cost the smallest run's splits 16-18 cycles (measured when this was written: 237 and 239
@@ -391,7 +395,11 @@ impl<'a> Heap<'a> {
     /// `alloc` for what its fast path leaves: refusals of bad requests, and alignments above a block.
     #[cold]
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_alloc_other"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_alloc_other")
+    )]
     fn alloc_other(&mut self, size: usize, align: usize) -> Result<NonNull<u8>, HeapError> {
         if size == 0 {
             return self.refuse(HeapError::ZeroSize);
@@ -513,7 +521,11 @@ impl<'a> Heap<'a> {
     /// 235, measured in the Thumb/ROM benchmark.
     #[cfg_attr(feature = "iwram", inline(never))]
     #[cfg_attr(not(feature = "iwram"), inline(always))]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_take"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_take")
+    )]
     fn take(&mut self, run: u32, below: u32, start: u32, n: u32) -> NonNull<u8> {
         if run == self.top {
             return self.take_top(start, n);
@@ -557,7 +569,11 @@ impl<'a> Heap<'a> {
 
     /// `index_run`, out of line for the paths that split and merge.
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_add_run"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_add_run")
+    )]
     fn add_run(&mut self, b: u32, size: u32) {
         self.index_run(b, size);
     }
@@ -669,7 +685,11 @@ impl<'a> Heap<'a> {
     /// `free` short.
     #[cold]
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_merge"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_merge")
+    )]
     fn merge(&mut self, b: u32, after: u32, below_size: u32, above_size: u32) {
         let start = b - below_size;
         let size = after + above_size - start;
@@ -816,7 +836,11 @@ impl<'a> Heap<'a> {
     /// returns it (`alloc` makes it `OutOfMemory`).
     #[cold]
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_refuse"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_refuse")
+    )]
     fn refuse_cold(&mut self) -> Option<NonNull<u8>> {
         self.refuse(HeapError::OutOfMemory).ok()
     }
@@ -824,7 +848,11 @@ impl<'a> Heap<'a> {
     /// Counts a refused free, out of the free's line: the common free then runs straight through.
     #[cold]
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_refuse_free"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_refuse_free")
+    )]
     fn refuse_free(&mut self, e: HeapError) -> Result<(), HeapError> {
         self.bad_frees = self.bad_frees.saturating_add(1);
         Err(e)

@@ -431,12 +431,12 @@ fn the_smallest_tree_run_leaves_the_tree_in_each_shape() {
 #[test]
 fn a_node_that_grows_past_its_successor_alone_trades_places_with_it() {
     // A free merges a used run (`+`) into the tree run below or above it, whose key then passes exactly its successor
-    // `s` in key order: the two exchange places (`tree_pass`, in the build without the `iwram` feature, the host's),
-    // one case per way the two can stand in the tree and per block the merged run starts at. The tree keeps its shape
-    // and colours: the node at each place is the next in key order. Each case: the heap's parts in address order, each
-    // a kind and a size in blocks (`T` a run freed into the tree, in the order listed, `B` one freed into a bin, `U` a
-    // used run, `+` the run then freed), with no top; the tree's keys after the merge, in order, as (size, index of the
-    // part the run starts at).
+    // `s` in key order: the two exchange places (`tree_pass`, in the build without the `iwram` feature; with it, the
+    // node is removed and inserted again), one case per way the two can stand in the tree and per block the merged
+    // run starts at. The pass keeps the tree's shape and colours: the node at each place is the next in key order.
+    // Each case: the heap's parts in address order, each a kind and a size in blocks (`T` a run freed into the tree,
+    // in the order listed, `B` one freed into a bin, `U` a used run, `+` the run then freed), with no top; the tree's
+    // keys after the merge, in order, as (size, index of the part the run starts at).
     type Case = (&'static str, &'static str, &'static [(u32, usize)]);
     let cases: [Case; 7] = [
         // The root, with two children, passes its larger child, a leaf.
@@ -485,10 +485,13 @@ fn a_node_that_grows_past_its_successor_alone_trades_places_with_it() {
         let passes = tree::PASSES.with(|n| n.get());
         h.free(ptrs[plus]).unwrap();
         ok(&h);
-        assert_eq!(tree::PASSES.with(|n| n.get()), passes + 1, "{name}: one pass");
         let want: Vec<(u32, u32)> = keys.iter().map(|&(n, i)| (n, block_of(&h, ptrs[i]))).collect();
         assert_eq!(in_order(&h).iter().map(|&x| (h.size(x), x)).collect::<Vec<_>>(), want, "{name}: the keys");
-        assert_eq!(tree_shape(&h), shape, "{name}: the shape and colours");
+        // With the `iwram` feature the node is removed and inserted again instead: the same keys, another shape.
+        if !cfg!(feature = "iwram") {
+            assert_eq!(tree::PASSES.with(|n| n.get()), passes + 1, "{name}: one pass");
+            assert_eq!(tree_shape(&h), shape, "{name}: the shape and colours");
+        }
     }
 }
 

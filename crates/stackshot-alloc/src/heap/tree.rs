@@ -339,7 +339,11 @@ impl Heap<'_> {
     /// allocation 1215 -> 1235), measured in the Thumb/ROM benchmark.
     #[cfg_attr(feature = "iwram", inline(never))]
     #[cfg_attr(not(feature = "iwram"), inline(always))]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_rotate"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_rotate")
+    )]
     fn rotate(&mut self, x: u32, d: usize) {
         let y = self.child(x, 1 - d);
         let mid = self.child(y, d);
@@ -355,7 +359,11 @@ impl Heap<'_> {
     /// Inserts the free run at `z` (its size already written) and rebalances. Shared by alloc and free, so
     /// not inlined; with the `iwram` feature it is ARM code in IWRAM like its callers.
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_tree_insert"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_tree_insert")
+    )]
     pub(super) fn tree_insert(&mut self, z: u32) {
         if self.attach(z) {
             self.fix_red_red(z);
@@ -365,7 +373,11 @@ impl Heap<'_> {
     /// `tree_insert`'s rebalancing alone, out of line: for `tree_grow`, which attaches in line. Only when
     /// [`attach`](Self::attach) returned true: `z`'s parent is red.
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_insert_fixup"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_insert_fixup")
+    )]
     pub(super) fn insert_fixup(&mut self, z: u32) {
         self.fix_red_red(z);
     }
@@ -486,7 +498,11 @@ impl Heap<'_> {
 
     /// Unlinks the node `z` and rebalances. Shared like `tree_insert`.
     #[inline(never)]
-    #[cfg_attr(feature = "iwram", instruction_set(arm::a32), unsafe(link_section = ".iwram.heap_tree_remove"))]
+    #[cfg_attr(
+        all(feature = "iwram", target_arch = "arm"),
+        instruction_set(arm::a32),
+        unsafe(link_section = ".iwram.heap_tree_remove")
+    )]
     pub(super) fn tree_remove(&mut self, z: u32) {
         let zs = self.smaller(z);
         let zl = self.larger(z);
