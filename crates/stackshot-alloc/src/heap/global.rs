@@ -102,10 +102,28 @@ unsafe impl<L: RawMutex, const N: usize> GlobalAlloc for GlobalHeap<L, N> {
         }
     }
 
+    /// In place when the heap can ([`Heap::resize`]), else allocate, copy and free through `alloc` and `dealloc`
+    /// (with the `iwram` feature, calls of `iwram::heap_alloc` and `heap_free`). Not `LockedHeap`'s `realloc`:
+    /// with the `iwram` feature it would add that type's own ARM functions, a second copy of the heap's code in
+    /// IWRAM (3 036 bytes, measured in a game on the `gba` crate whose `Vec` grows).
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        self.placed(|_| ());
-        // SAFETY: forwarded from the caller; the heap is over self's region (just checked, and self cannot move
-        // during this call).
-        unsafe { self.heap.realloc(ptr, layout, new_size) }
+        let Some(p) = NonNull::new(ptr) else { return ptr::null_mut() };
+        if self.placed(|h| h.resize(p, new_size)) == Some(Ok(())) {
+            return ptr;
+        }
+        // SAFETY: the caller promises that new_size, rounded up to the alignment, does not overflow isize.
+        let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        // SAFETY: a valid layout of non-zero size (the caller's).
+        let to = unsafe { self.alloc(new) };
+        if !to.is_null() {
+            // SAFETY: `ptr` is a live block of `layout.size()` bytes from this heap (the caller's promise), `to` a
+            // new one of `new_size`: distinct, each holding the bytes copied. Then `ptr` is freed once, with its
+            // layout.
+            unsafe {
+                ptr::copy_nonoverlapping(ptr, to, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+        }
+        to
     }
 }

@@ -1537,6 +1537,36 @@ fn global_heap_starts_on_first_use_and_peak_resets() {
     assert!(G.heap().with(|h| std::format!("{h:?}")).unwrap().starts_with("Heap {"));
 }
 
+// `GlobalHeap`'s realloc: in place when the run behind is free, else moved with its contents; refused (null) with
+// the old block intact when nothing holds the new size.
+#[test]
+fn a_global_heap_reallocates_in_place_or_moves_the_contents() {
+    static G: GlobalHeap<Spin, 1024> = GlobalHeap::new();
+    let small = Layout::from_size_align(16, 8).unwrap();
+    let capacity = G.stats().unwrap().capacity as usize;
+    // SAFETY: every pointer is live when reallocated or freed, with the layout it has then.
+    unsafe {
+        let p = G.alloc(small);
+        p.cast::<[u8; 16]>().write([5; 16]);
+        let q = G.realloc(p, small, 64);
+        assert_eq!(q, p, "grown in place: the top is right behind");
+        let wall = G.alloc(small);
+        let big = Layout::from_size_align(64, 8).unwrap();
+        let r = G.realloc(q, big, 128);
+        assert!(!r.is_null() && r != q, "moved: the block behind is used");
+        assert_eq!(*r.cast::<[u8; 16]>(), [5; 16], "the contents moved along");
+        let used = G.stats().unwrap().used_bytes;
+        assert_eq!(G.realloc(r, Layout::from_size_align(128, 8).unwrap(), capacity), core::ptr::null_mut());
+        assert_eq!(G.stats().unwrap().used_bytes, used, "refused: the old block stays");
+        assert_eq!(*r.cast::<[u8; 16]>(), [5; 16]);
+        G.dealloc(r, Layout::from_size_align(128, 8).unwrap());
+        G.dealloc(wall, small);
+    }
+    let s = G.stats().unwrap();
+    assert_eq!((s.used_bytes, s.bad_frees, s.free_runs), (0, 0, 1));
+    assert_eq!(G.heap().with(|h| h.check()).unwrap(), Ok(()));
+}
+
 // A GlobalHeap moved after its first use (safe code can do it: `new` is a const fn, not only for statics) sets
 // its heap up again over the region where it is now, instead of handing out blocks of its old place.
 #[test]
