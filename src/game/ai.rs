@@ -450,5 +450,20 @@ mod tests {
         mem.clear();
         assert!(mem.is_empty(), "clearing left something: {:?}", mem.heap.with(|h| h.stats()));
         stackshot_platform::info!("10 enemies held {used} bytes of scratch; cleared, the heap is one free run");
+
+        // A free the heap refused fails the leak check too, though nothing is left in use: no owner's drop
+        // could have said so.
+        let stray = 0u64;
+        // SAFETY: not a block of this heap, which GlobalAlloc's contract forbids; the tree-heap refuses any
+        // pointer it did not hand out, without reading or writing it (its documented bad-free check), and counts it.
+        unsafe {
+            core::alloc::GlobalAlloc::dealloc(
+                mem.heap,
+                (&raw const stray).cast_mut().cast(),
+                core::alloc::Layout::new::<u64>(),
+            )
+        };
+        assert_eq!(mem.heap.with(|h| h.stats().bad_frees).unwrap(), 1);
+        assert!(!mem.is_empty(), "the leak check missed a refused free");
     }
 }

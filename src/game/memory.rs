@@ -128,8 +128,9 @@ impl Memory {
         }
     }
 
-    /// Whether every pool is empty, every sprite slot is back and the heap is one free run again: what a
-    /// game over must leave behind.
+    /// Whether every pool is empty, every sprite slot is back and the heap is one free run again, having refused
+    /// no free (an owner's drop cannot report one: the heap only counts it): what a game over must leave
+    /// behind.
     pub fn is_empty(&self) -> bool {
         let heap = self.stats();
         self.player_bullets.is_empty()
@@ -140,6 +141,7 @@ impl Memory {
             && self.shadow.slots_free() == super::sprites::SLOTS
             && heap.used_bytes == 0
             && heap.free_runs == 1
+            && heap.bad_frees == 0
     }
 
     /// Frees everything: enemies (each dropped enemy frees its scratch), bullets, particles, pick-ups, and the
