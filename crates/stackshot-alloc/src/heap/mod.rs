@@ -154,6 +154,9 @@ mod view;
 pub use adapter::{LockError, LockedHeap};
 pub use bins::BINNED;
 pub use boxed::HeapBox;
+/// The bound of [`LockedHeap::boxed_slice_zeroed`]'s `T`: types whose all-zero bytes are a value. Re-exported so
+/// that a game can `unsafe impl` it for its own types without naming `bytemuck` (its derive needs that crate).
+pub use bytemuck::Zeroable;
 pub use check::{Invariant, InvariantKind};
 pub use global::GlobalHeap;
 pub use map::Block;

@@ -1475,6 +1475,15 @@ fn an_uninitialised_run_is_filled_then_owned() {
     assert_eq!(used(), 16 + 8);
     assert_eq!(locked.boxed_slice_zeroed::<()>(5).unwrap().len(), 5);
     assert_eq!(locked.boxed_slice_zeroed::<u32>(1000).err(), Some(HeapError::TooLarge));
+    // A type of the game's own, through the re-exported trait.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Cell {
+        x: u16,
+        y: i8,
+    }
+    // SAFETY: all-zero bytes are a `Cell` (two integers).
+    unsafe impl Zeroable for Cell {}
+    assert_eq!(locked.boxed_slice_zeroed::<Cell>(2).unwrap()[..], [Cell { x: 0, y: 0 }; 2]);
 }
 
 // Issue 15: an owner's free that the heap refuses is never silent. Here the block is freed behind the owner's
