@@ -83,6 +83,12 @@ pub struct Memory {
     pub fallbacks: u32,
 }
 
+/// Whether the heap, with every block freed, is one free run again and has never refused a free (an owner's drop
+/// cannot report one: the heap only counts it, from boot on).
+pub fn heap_left_clean(heap: &Stats) -> bool {
+    heap.used_bytes == 0 && heap.free_runs == 1 && heap.bad_frees == 0
+}
+
 impl Memory {
     /// The game's memory. Panics if called twice: there is one of each static.
     #[allow(
@@ -128,20 +134,16 @@ impl Memory {
         }
     }
 
-    /// Whether every pool is empty, every sprite slot is back and the heap is one free run again, having refused
-    /// no free (an owner's drop cannot report one: the heap only counts it): what a game over must leave
-    /// behind.
+    /// Whether every pool is empty, every sprite slot is back and the heap is left clean
+    /// ([`heap_left_clean`]): what a game over must leave behind.
     pub fn is_empty(&self) -> bool {
-        let heap = self.stats();
         self.player_bullets.is_empty()
             && self.enemy_bullets.is_empty()
             && self.particles.is_empty()
             && self.enemies.is_empty()
             && self.pickups.is_empty()
             && self.shadow.slots_free() == super::sprites::SLOTS
-            && heap.used_bytes == 0
-            && heap.free_runs == 1
-            && heap.bad_frees == 0
+            && heap_left_clean(&self.stats())
     }
 
     /// Frees everything: enemies (each dropped enemy frees its scratch), bullets, particles, pick-ups, and the

@@ -140,7 +140,10 @@ impl Game {
         stats.stack_peak = stack::high_water() as u32;
         if !mem.is_empty() {
             stats.leak_failures += 1;
-            error!("leak check failed at game over {}: a pool or the heap is not empty", stats.game_overs);
+            error!(
+                "leak check failed at game over {}: a pool or the heap is not empty, or the heap has refused a free",
+                stats.game_overs
+            );
         }
         match self.table.rank(self.score) {
             Some(place) => {

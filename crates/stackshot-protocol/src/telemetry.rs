@@ -91,7 +91,8 @@ pub struct Telemetry {
     pub heap_fallbacks: u32,
     /// 96: games that ended (game overs).
     pub game_overs: u32,
-    /// 100: leak checks run (one at every game over) and 104: how many found a pool or the heap not empty.
+    /// 100: leak checks run (one at every game over) and 104: how many found a pool or the heap not empty, or
+    /// the heap having refused a free (counted from boot on).
     pub leak_checks: u32,
     pub leak_failures: u32,
     /// 108: enemies destroyed since boot.

@@ -227,24 +227,45 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         self.locked(|slot| slot.as_mut().map(Heap::reset_peak)).ok_or(LockError::NotInitialised)
     }
 
-    /// Resizes the block at `ptr` in place to `size` bytes if it is aligned to `align` and the heap can.
-    fn resize(&self, ptr: NonNull<u8>, size: usize, align: usize) -> bool {
-        ptr.as_ptr() as usize & (align - 1) == 0
-            && self.locked(|slot| slot.as_mut().map(|h| h.resize(ptr, size)) == Some(Ok(())))
+    /// [`Heap::resize_or_move`] under the lock; `Err(NotInitialised)` with no heap.
+    fn resize(&self, ptr: NonNull<u8>, size: usize, align: usize) -> Result<bool, HeapError> {
+        self.locked(|slot| slot.as_mut().map_or(Err(HeapError::NotInitialised), |h| h.resize_or_move(ptr, size, align)))
     }
 
     /// Moves the block at `ptr` (`old` bytes) to a new block for `new`: allocate, copy, free.
     ///
     /// # Safety
-    /// `ptr` is a live block of this heap of at least `min(old, new.size())` readable bytes.
+    /// `ptr` is a live block of this heap (checked by the heap: `resize` said it must move) of at least
+    /// `min(old, new.size())` readable bytes.
     unsafe fn relocate(&self, ptr: NonNull<u8>, old: usize, new: Layout) -> Option<NonNull<u8>> {
         let to = self.alloc_block::<false>(new).ok()?;
-        // SAFETY: both blocks are live and distinct (the old one is not freed yet) and hold at least the
-        // bytes copied.
+        // SAFETY: both blocks are live, so distinct (the heap hands out only free runs, and the old one is not
+        // freed yet), and hold at least the bytes copied.
         unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), to.as_ptr(), old.min(new.size())) };
         // A refusal is counted in `Stats::bad_frees`; the caller promised a live block.
         let _ = self.free_block(ptr);
         Some(to)
+    }
+}
+
+impl Heap<'_> {
+    /// What a reallocation of the block at `ptr` to `size` bytes aligned to `align` does: `Ok(true)` when the
+    /// heap resized it in place; `Ok(false)` when it must move (it is not so aligned, or the heap cannot); `Err`
+    /// when `ptr` is not a block of this heap (refused and counted once, as by `free`): then nothing may be read
+    /// from it or freed (or, in place, when `size` is 0).
+    pub(super) fn resize_or_move(&mut self, ptr: NonNull<u8>, size: usize, align: usize) -> Result<bool, HeapError> {
+        if ptr.as_ptr() as usize & (align - 1) != 0 {
+            // It must move: only its being a block is checked.
+            return match self.run_start(ptr) {
+                Ok(_) => Ok(false),
+                Err(e) => self.refuse_free(e).map(|()| false),
+            };
+        }
+        match self.resize(ptr, size) {
+            Ok(()) => Ok(true),
+            Err(HeapError::OutOfMemory | HeapError::TooLarge) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -327,7 +348,7 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
         if old.size() == 0 {
             return self.allocate(new);
         }
-        if self.resize(ptr, new.size(), new.align()) {
+        if self.resize(ptr, new.size(), new.align()).map_err(|_| AllocError)? {
             return Ok(NonNull::slice_from_raw_parts(ptr, block_len(new.size())));
         }
         // SAFETY: the caller promises `ptr` is a live block of `old.size()` bytes from this allocator.
@@ -349,7 +370,7 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
             unsafe { self.deallocate(ptr, old) };
             return Ok(dangling(new));
         }
-        if self.resize(ptr, new.size(), new.align()) {
+        if self.resize(ptr, new.size(), new.align()).map_err(|_| AllocError)? {
             return Ok(NonNull::slice_from_raw_parts(ptr, block_len(new.size())));
         }
         // SAFETY: the caller promises `ptr` is a live block of `old.size()` bytes from this allocator.
@@ -377,8 +398,10 @@ unsafe impl<L: RawMutex> GlobalAlloc for LockedHeap<'_, L> {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let Some(p) = NonNull::new(ptr) else { return ptr::null_mut() };
-        if self.resize(p, new_size, layout.align()) {
-            return ptr;
+        match self.resize(p, new_size, layout.align()) {
+            Ok(true) => return ptr,
+            Ok(false) => {}
+            Err(_) => return ptr::null_mut(),
         }
         // SAFETY: the caller promises a valid layout for new_size and that `ptr` is a live block of
         // `layout.size()` bytes from this allocator.

@@ -103,22 +103,25 @@ unsafe impl<L: RawMutex, const N: usize> GlobalAlloc for GlobalHeap<L, N> {
     }
 
     /// In place when the heap can ([`Heap::resize`]), else allocate, copy and free through `alloc` and `dealloc`
-    /// (with the `iwram` feature, calls of `iwram::heap_alloc` and `heap_free`). Not `LockedHeap`'s `realloc`:
-    /// with the `iwram` feature it would add that type's own ARM functions, a second copy of the heap's code in
-    /// IWRAM (3 036 bytes, measured in a game on the `gba` crate whose `Vec` grows).
+    /// (with the `iwram` feature, calls of `iwram::heap_alloc` and `heap_free`); null, with nothing read or
+    /// freed, for a pointer the heap refuses. Not `LockedHeap`'s `realloc`: with the `iwram` feature it would
+    /// add that type's own ARM functions, a second copy of the heap's code in IWRAM (3 096 bytes, measured in a
+    /// game on the `gba` crate whose `Vec` grows).
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let Some(p) = NonNull::new(ptr) else { return ptr::null_mut() };
-        if self.placed(|h| h.resize(p, new_size)) == Some(Ok(())) {
-            return ptr;
+        match self.placed(|h| h.resize_or_move(p, new_size, layout.align())) {
+            Some(Ok(true)) => return ptr,
+            Some(Ok(false)) => {}
+            _ => return ptr::null_mut(),
         }
         // SAFETY: the caller promises that new_size, rounded up to the alignment, does not overflow isize.
         let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        // SAFETY: a valid layout of non-zero size (the caller's).
+        // SAFETY: a valid layout of non-zero size (new_size > 0: the caller's promise).
         let to = unsafe { self.alloc(new) };
         if !to.is_null() {
-            // SAFETY: `ptr` is a live block of `layout.size()` bytes from this heap (the caller's promise), `to` a
-            // new one of `new_size`: distinct, each holding the bytes copied. Then `ptr` is freed once, with its
-            // layout.
+            // SAFETY: the heap checked that `ptr` starts a used run (`resize_or_move`), the caller's block of
+            // `layout.size()` bytes, and handed out `to`, a free run until now: distinct, each holding the bytes
+            // copied. Then `ptr` is freed once, with its layout.
             unsafe {
                 ptr::copy_nonoverlapping(ptr, to, layout.size().min(new_size));
                 self.dealloc(ptr, layout);

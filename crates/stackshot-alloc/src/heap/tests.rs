@@ -837,6 +837,14 @@ fn allocator_api_and_global_alloc() {
         let big = locked.alloc(Layout::from_size_align(8, 128).unwrap());
         assert!(!big.is_null() && (big as usize).is_multiple_of(128));
         locked.dealloc(big, layout);
+        // Growing or shrinking a freed block (misaligned for the new alignment too) is refused and counted once,
+        // and nothing is read or freed.
+        let (small, wide) = (Layout::from_size_align(16, 8).unwrap(), Layout::from_size_align(32, 256).unwrap());
+        let freed = NonNull::new(p).unwrap();
+        assert!(core::alloc::Allocator::grow(&locked, freed, small, Layout::from_size_align(64, 8).unwrap()).is_err());
+        assert!(core::alloc::Allocator::grow(&locked, freed.add(8), small, wide).is_err());
+        assert!(core::alloc::Allocator::shrink(&locked, freed, layout, small).is_err());
+        assert_eq!(locked.with(|h| (h.stats().bad_frees, h.stats().used_bytes)), Ok((4, 0)));
     }
     assert_eq!(locked.with(|h| h.check()), Ok(Ok(())));
     // A second heap is refused.
@@ -1143,6 +1151,9 @@ fn item7_the_heap_resizes_in_place() {
         let r = locked.realloc(q, Layout::from_size_align(16, 8).unwrap(), 3968);
         assert_eq!((r, *r), (p, 42), "grown back in place");
         locked.dealloc(r, full);
+        // A freed block (the whole heap is free) is refused and counted once, not moved into a block of its own.
+        assert_eq!(locked.realloc(r, full, 16), core::ptr::null_mut());
+        assert_eq!(locked.with(|h| (h.stats().bad_frees, h.stats().used_bytes)), Ok((1, 0)));
     }
     assert_eq!(locked.with(|h| h.check()), Ok(Ok(())));
 }
@@ -1570,9 +1581,18 @@ fn a_global_heap_reallocates_in_place_or_moves_the_contents() {
         assert_eq!(*r.cast::<[u8; 16]>(), [5; 16]);
         G.dealloc(r, Layout::from_size_align(128, 8).unwrap());
         G.dealloc(wall, small);
+        // A pointer the heap refuses, freed or foreign, is null, counted once, and neither read nor freed:
+        // `wall` is free, and an allocation of its size would get it back.
+        let mut foreign = [0u8; 16];
+        for (bad, name) in [(wall, "freed"), (foreign.as_mut_ptr(), "foreign")] {
+            let before = G.stats().unwrap();
+            assert_eq!(G.realloc(bad, small, 64), core::ptr::null_mut(), "{name}");
+            let after = G.stats().unwrap();
+            assert_eq!((after.bad_frees, after.used_bytes), (before.bad_frees + 1, 0), "{name}");
+        }
     }
     let s = G.stats().unwrap();
-    assert_eq!((s.used_bytes, s.bad_frees, s.free_runs), (0, 0, 1));
+    assert_eq!((s.used_bytes, s.bad_frees, s.free_runs), (0, 2, 1));
     assert_eq!(G.heap().with(|h| h.check()).unwrap(), Ok(()));
 }
 

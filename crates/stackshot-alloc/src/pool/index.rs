@@ -415,11 +415,11 @@ impl<T, I: Index, const N: usize, P> Drop for IndexPool<T, I, N, P> {
     }
 }
 
-/// `sweep!(pool, |object| keep)`: runs the block on every live object of `pool` (an `&mut IndexPool`) and
+/// `sweep!(pool, |object| { keep })`: runs the block on every live object of `pool` (an `&mut IndexPool`) and
 /// frees those for which it evaluates to false, through [`IndexPool::sweep`]. A macro rather than a function
 /// with a closure so that the block is written out in place: in ARM code in IWRAM a closure would stay a Thumb
 /// call into ROM. A `return` inside the block returns from the enclosing function. With a second block,
-/// `sweep!(pool, |object| keep, |handle, freed| on_free)`, `on_free` runs after each free with the handle and
+/// `sweep!(pool, |object| { keep }, |handle, freed| { on_free })`, `on_free` runs after each free with the handle and
 /// the free's result (e.g. to log it).
 #[macro_export]
 macro_rules! sweep {
