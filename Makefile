@@ -76,7 +76,7 @@ lint: setup
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate: natively, with and without the `iwram` feature's code paths, under Miri
 # (Stacked, with and without them, then Tree Borrows; the long property runs shortened under cfg(miri)) and
-# fuzzed for a minute. The last line adds up every `test result:` line.
+# fuzzed for a minute (half of it with the `iwram` paths). The last line adds up every `test result:` line.
 test: rom fixture examples bench-arm
 	@mkdir -p target && rm -f $(LOG)
 	$(MAKE) --no-print-directory lint 2>&1 | tee -a $(LOG)
