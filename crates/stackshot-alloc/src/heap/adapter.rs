@@ -182,23 +182,26 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         Held(self)
     }
 
-    /// Allocates a block for `layout` under the lock, zeroed (in whole blocks) if `ZEROED`, after the unlock.
-    /// With the `iwram` feature one ARM function in IWRAM: the lock, the heap's allocation, the unlock and the
-    /// zeroing, so that a caller in Thumb code makes one call. Taking the lock in Thumb around a call of
+    /// Allocates a block for `layout` under the lock, and after the unlock zeroes it (in whole blocks) if
+    /// `zeroed`. With the `iwram` feature one ARM function in IWRAM: the lock, the heap's allocation, the unlock
+    /// and the zeroing, so that a caller in Thumb code makes one call. Taking the lock in Thumb around a call of
     /// `iwram::heap_alloc`, and zeroing through a second call, cost the game's allocation 384 cycles instead of
-    /// 291 (`tests/heap.rs`, median of the AI trace).
+    /// 291 (`tests/heap.rs`, median of the AI trace). `zeroed` is an argument, so that a program that allocates
+    /// both ways (`Vec::new_in` beside `boxed_slice_zeroed`) has this code in IWRAM once: as a const parameter
+    /// it was two copies of 1 224 bytes, and the game's zeroed allocation 32 cycles cheaper (291 → 323; a
+    /// zeroing function around this one cost 37).
     #[cfg_attr(feature = "iwram", inline(never))]
     #[cfg_attr(
         all(feature = "iwram", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.locked_alloc")
     )]
-    pub(super) fn alloc_block<const ZEROED: bool>(&self, layout: Layout) -> Result<NonNull<u8>, HeapError> {
+    pub(super) fn alloc_block(&self, layout: Layout, zeroed: bool) -> Result<NonNull<u8>, HeapError> {
         let answer = under_lock!(self, |slot| match slot {
             Some(h) => h.alloc(layout.size(), layout.align()),
             None => Err(HeapError::NotInitialised),
         });
-        if ZEROED && let Ok(p) = answer {
+        if zeroed && let Ok(p) = answer {
             // SAFETY: a fresh block of at least `layout.size()` bytes, allocated to this caller: nothing else
             // writes it after the unlock.
             unsafe { zero_block(p, layout.size()) };
@@ -238,7 +241,7 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// `ptr` is a live block of this heap (checked by the heap: `resize` said it must move) of at least
     /// `min(old, new.size())` readable bytes.
     unsafe fn relocate(&self, ptr: NonNull<u8>, old: usize, new: Layout) -> Option<NonNull<u8>> {
-        let to = self.alloc_block::<false>(new).ok()?;
+        let to = self.alloc_block(new, false).ok()?;
         // SAFETY: both blocks are live, so distinct (the heap hands out only free runs, and the old one is not
         // freed yet), and hold at least the bytes copied.
         unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), to.as_ptr(), old.min(new.size())) };
@@ -324,7 +327,7 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
             // Zero-size blocks need no memory: an aligned dangling pointer, as `Layout` allows.
             return Ok(dangling(layout));
         }
-        let p = self.alloc_block::<false>(layout).map_err(|_| AllocError)?;
+        let p = self.alloc_block(layout, false).map_err(|_| AllocError)?;
         Ok(NonNull::slice_from_raw_parts(p, block_len(layout.size())))
     }
 
@@ -333,7 +336,7 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
             return Ok(dangling(layout));
         }
         // Zeroed in whole blocks: all `block_len` bytes handed out.
-        let p = self.alloc_block::<true>(layout).map_err(|_| AllocError)?;
+        let p = self.alloc_block(layout, true).map_err(|_| AllocError)?;
         Ok(NonNull::slice_from_raw_parts(p, block_len(layout.size())))
     }
 
@@ -382,11 +385,11 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
 // SAFETY: as for `Allocator`; a null return reports failure, as GlobalAlloc requires.
 unsafe impl<L: RawMutex> GlobalAlloc for LockedHeap<'_, L> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        self.alloc_block::<false>(layout).map_or(ptr::null_mut(), NonNull::as_ptr)
+        self.alloc_block(layout, false).map_or(ptr::null_mut(), NonNull::as_ptr)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        self.alloc_block::<true>(layout).map_or(ptr::null_mut(), NonNull::as_ptr)
+        self.alloc_block(layout, true).map_or(ptr::null_mut(), NonNull::as_ptr)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {

@@ -57,7 +57,7 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         let ptr = if layout.size() == 0 {
             NonNull::dangling()
         } else {
-            match self.alloc_block::<false>(layout) {
+            match self.alloc_block(layout, false) {
                 Ok(p) => p.cast(),
                 Err(_) => return Err(value),
             }
@@ -102,7 +102,7 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
         len: usize,
     ) -> Result<HeapBox<'_, 'a, [MaybeUninit<T>], L>, HeapError> {
         let layout = Layout::array::<T>(len).map_err(|_| HeapError::TooLarge)?;
-        let data = if layout.size() == 0 { NonNull::dangling() } else { self.alloc_block::<ZEROED>(layout)?.cast() };
+        let data = if layout.size() == 0 { NonNull::dangling() } else { self.alloc_block(layout, ZEROED)?.cast() };
         // `MaybeUninit<T>` needs no initialising, so the block (or for no bytes the dangling, aligned pointer)
         // already holds `len` valid values.
         Ok(HeapBox { ptr: NonNull::slice_from_raw_parts(data, len), heap: self, _owns: PhantomData })
