@@ -42,7 +42,10 @@ unsafe impl Sync for IrqLock {}
 #[cold]
 #[inline(never)]
 fn reentered() -> ! {
-    panic!("stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with?)");
+    panic!(
+        "stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with, or an interrupt \
+         handler let in by IntrWait or IME set inside it?)"
+    );
 }
 
 // SAFETY: while one context holds the lock, interrupts are masked, so no other context runs until `unlock`;
