@@ -43,8 +43,8 @@ unsafe impl Sync for IrqLock {}
 #[inline(never)]
 fn reentered() -> ! {
     panic!(
-        "stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with, or an interrupt \
-         handler let in by IntrWait or IME set inside it?)"
+        "stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with, or by an interrupt \
+         handler let in by IntrWait, or IME set to 1, inside it?)"
     );
 }
 

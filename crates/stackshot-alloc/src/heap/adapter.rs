@@ -70,7 +70,8 @@ impl<L: RawMutex> Default for LockedHeap<'_, L> {
 
 /// `$body` on the heap slot (`Option<Heap>`, bound to `$slot`) under `$adapter`'s lock: with the `iwram`
 /// feature written out with a [`Held`] guard, since a closure would stay a Thumb function in ROM that the ARM
-/// code calls (`tests/heap.rs`: `LockedHeap`'s allocation and free 390 / 661 cycles instead of 209 / 279);
+/// code calls (`tests/heap.rs`: `LockedHeap`'s allocation and free 390 / 661 cycles instead of 209 / 279, when
+/// this was measured);
 /// without it through [`LockedHeap::locked`], whose closure the compiler lays out better in Thumb code (the
 /// Thumb/ROM benchmark's `LockedHeap` free median 555 with the guard, 531 with the closure).
 macro_rules! under_lock {
@@ -186,10 +187,10 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// `zeroed`. With the `iwram` feature one ARM function in IWRAM: the lock, the heap's allocation, the unlock
     /// and the zeroing, so that a caller in Thumb code makes one call. Taking the lock in Thumb around a call of
     /// `iwram::heap_alloc`, and zeroing through a second call, cost the game's allocation 384 cycles instead of
-    /// 291 (`tests/heap.rs`, median of the AI trace). `zeroed` is an argument, so that a program that allocates
-    /// both ways (`Vec::new_in` beside `boxed_slice_zeroed`) has this code in IWRAM once: as a const parameter
-    /// it was two copies of 1 224 bytes, and the game's zeroed allocation 32 cycles cheaper (291 → 323; a
-    /// zeroing function around this one cost 37).
+    /// 291 (`tests/heap.rs`, median of the AI trace, when this was measured). `zeroed` is an argument, so that a
+    /// program that allocates both ways (`Vec::new_in` beside `boxed_slice_zeroed`) has this code in IWRAM once:
+    /// as a const parameter it was two copies (1 256 and 1 224 bytes in `tests/heap.rs`'s ROM), and the game's
+    /// zeroed allocation 32 cycles cheaper (291 → 323; a zeroing function around this one cost 37).
     #[cfg_attr(feature = "iwram", inline(never))]
     #[cfg_attr(
         all(feature = "iwram", target_arch = "arm"),

@@ -84,7 +84,7 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// IWRAM: a few cycles a word, where a fill value by value compiles to a `memset` from ROM). Refused as
     /// [`boxed_slice`](Self::boxed_slice) is.
     pub fn boxed_slice_zeroed<T: bytemuck::Zeroable>(&self, len: usize) -> Result<HeapBox<'_, 'a, [T], L>, HeapError> {
-        let room = self.uninit_slice::<T, true>(len)?;
+        let room = self.uninit_slice::<T>(len, true)?;
         // SAFETY: every byte of the values is zero, a value of a `Zeroable` T (a slice of no bytes has none).
         Ok(unsafe { room.assume_init() })
     }
@@ -93,16 +93,13 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     /// for instance, with an ARM fill in IWRAM rather than a `memset` from ROM), then
     /// [`assume_init`](HeapBox::assume_init). Refused as [`boxed_slice`](Self::boxed_slice) is.
     pub fn boxed_uninit_slice<T>(&self, len: usize) -> Result<HeapBox<'_, 'a, [MaybeUninit<T>], L>, HeapError> {
-        self.uninit_slice::<T, false>(len)
+        self.uninit_slice::<T>(len, false)
     }
 
-    /// `boxed_uninit_slice`, its block zeroed (by the same call, in IWRAM with the `iwram` feature) if `ZEROED`.
-    fn uninit_slice<T, const ZEROED: bool>(
-        &self,
-        len: usize,
-    ) -> Result<HeapBox<'_, 'a, [MaybeUninit<T>], L>, HeapError> {
+    /// `boxed_uninit_slice`, its block zeroed (by the same call, in IWRAM with the `iwram` feature) if `zeroed`.
+    fn uninit_slice<T>(&self, len: usize, zeroed: bool) -> Result<HeapBox<'_, 'a, [MaybeUninit<T>], L>, HeapError> {
         let layout = Layout::array::<T>(len).map_err(|_| HeapError::TooLarge)?;
-        let data = if layout.size() == 0 { NonNull::dangling() } else { self.alloc_block(layout, ZEROED)?.cast() };
+        let data = if layout.size() == 0 { NonNull::dangling() } else { self.alloc_block(layout, zeroed)?.cast() };
         // `MaybeUninit<T>` needs no initialising, so the block (or for no bytes the dangling, aligned pointer)
         // already holds `len` valid values.
         Ok(HeapBox { ptr: NonNull::slice_from_raw_parts(data, len), heap: self, _owns: PhantomData })
