@@ -42,10 +42,8 @@ unsafe impl Sync for IrqLock {}
 #[cold]
 #[inline(never)]
 fn reentered() -> ! {
-    panic!(
-        "stackshot-alloc: heap re-entered while locked (an allocation inside LockedHeap::with, or by an interrupt \
-         handler let in by IntrWait, or IME set to 1, inside it?)"
-    );
+    // Short enough for the game's crash screen (four of its rows; `tools/harness/tests/crash.rs` reads it).
+    panic!("stackshot-alloc: heap re-entered while locked (an allocation or IntrWait inside LockedHeap::with?)");
 }
 
 // SAFETY: while one context holds the lock, interrupts are masked, so no other context runs until `unlock`;
