@@ -198,7 +198,8 @@ pub enum HeapError {
     NotRunStart,
     /// Free of a block that is free already: a double free (or a pointer never handed out).
     DoubleFree,
-    /// A [`LockedHeap`] asked before [`LockedHeap::init`] installed its heap.
+    /// A [`LockedHeap`] asked before [`LockedHeap::init`] installed its heap (or a [`GlobalHeap`]'s, whose
+    /// region could not hold one).
     NotInitialised,
 }
 
