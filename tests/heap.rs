@@ -78,6 +78,17 @@ fn overhead_of_a_4kb_heap_is_128_bytes() {
     assert!(overhead * 1000 <= 32 * 4096, "over 3.2% of the buffer");
 }
 
+/// A region in ROM, against `from_raw`'s contract, is refused: the GBA drops writes there, so the header the
+/// heap writes does not read back. (Accepted, it handed out addresses in ROM and `check` failed after.)
+#[test_case]
+fn a_region_in_rom_is_refused() {
+    // 4 KB of the cartridge's code, away from the header and its GPIO registers (0x0800_00C4..0x0800_00CA).
+    let rom = 0x0800_1000 as *mut u8;
+    // SAFETY: not upheld, on purpose: this is the misuse the check is for. The region is not valid for writes;
+    // on the GBA a write to ROM changes nothing, and the reads are of the cartridge's bytes.
+    assert_eq!(unsafe { Heap::from_raw(rom, 4096) }.err(), Some(HeapError::BadRegion));
+}
+
 #[test_case]
 fn the_arm_fast_paths_reject_bad_input_and_keep_the_heap_intact() {
     let mut heap = Heap::new(region()).unwrap();

@@ -181,8 +181,8 @@ const UNKNOWN: u32 = u32::MAX;
 /// failed requests and bad frees).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeapError {
-    /// The region holds fewer than 2 or more than 65 536 whole blocks (16 bytes, 512 KB) after 8-byte alignment;
-    /// bytes after the last whole block are left unused.
+    /// The region holds fewer than 2 or more than 65 536 whole blocks (16 bytes, 512 KB) after 8-byte alignment
+    /// (bytes after the last whole block are left unused), or does not keep what is written to it (ROM).
     BadRegion,
     /// A request for zero bytes.
     ZeroSize,
@@ -281,6 +281,13 @@ impl<'a> Heap<'a> {
         }
         heap.set_header(HDR_COUNT, total - first);
         heap.set_header(HDR_ROOT, NIL);
+        // Memory that drops writes (ROM on the GBA, against the contract above) is refused here rather than
+        // handing out blocks there: the count must read back, past the compiler's knowledge of what was written.
+        // SAFETY: the header's first 2 bytes, inside the region (as in `header`).
+        let count = unsafe { heap.base.add(HDR_COUNT).cast::<u16>().read_volatile() };
+        if u32::from(count) != total - first {
+            return Err(HeapError::BadRegion);
+        }
         // Every managed block is the top, which holds no fields.
         Ok(heap)
     }
