@@ -232,14 +232,14 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
     }
 
     /// [`Heap::resize_or_move`] under the lock; `Err(NotInitialised)` with no heap.
-    fn resize(&self, ptr: NonNull<u8>, size: usize, align: usize) -> Result<bool, HeapError> {
+    fn resize_or_move(&self, ptr: NonNull<u8>, size: usize, align: usize) -> Result<bool, HeapError> {
         self.locked(|slot| slot.as_mut().map_or(Err(HeapError::NotInitialised), |h| h.resize_or_move(ptr, size, align)))
     }
 
     /// Moves the block at `ptr` (`old` bytes) to a new block for `new`: allocate, copy, free.
     ///
     /// # Safety
-    /// `ptr` is a live block of this heap (checked by the heap: `resize` said it must move) of at least
+    /// `ptr` is a live block of this heap (checked by the heap: `resize_or_move` said it must move) of at least
     /// `min(old, new.size())` readable bytes.
     unsafe fn relocate(&self, ptr: NonNull<u8>, old: usize, new: Layout) -> Option<NonNull<u8>> {
         let to = self.alloc_block(new, false).ok()?;
@@ -352,7 +352,7 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
         if old.size() == 0 {
             return self.allocate(new);
         }
-        if self.resize(ptr, new.size(), new.align()).map_err(|_| AllocError)? {
+        if self.resize_or_move(ptr, new.size(), new.align()).map_err(|_| AllocError)? {
             return Ok(NonNull::slice_from_raw_parts(ptr, block_len(new.size())));
         }
         // SAFETY: the caller promises `ptr` is a live block of `old.size()` bytes from this allocator.
@@ -374,7 +374,7 @@ unsafe impl<L: RawMutex> Allocator for LockedHeap<'_, L> {
             unsafe { self.deallocate(ptr, old) };
             return Ok(dangling(new));
         }
-        if self.resize(ptr, new.size(), new.align()).map_err(|_| AllocError)? {
+        if self.resize_or_move(ptr, new.size(), new.align()).map_err(|_| AllocError)? {
             return Ok(NonNull::slice_from_raw_parts(ptr, block_len(new.size())));
         }
         // SAFETY: the caller promises `ptr` is a live block of `old.size()` bytes from this allocator.
@@ -402,7 +402,7 @@ unsafe impl<L: RawMutex> GlobalAlloc for LockedHeap<'_, L> {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let Some(p) = NonNull::new(ptr) else { return ptr::null_mut() };
-        match self.resize(p, new_size, layout.align()) {
+        match self.resize_or_move(p, new_size, layout.align()) {
             Ok(true) => return ptr,
             Ok(false) => {}
             Err(_) => return ptr::null_mut(),

@@ -102,7 +102,7 @@ unsafe impl<L: RawMutex, const N: usize> GlobalAlloc for GlobalHeap<L, N> {
         }
     }
 
-    /// In place when the heap can ([`Heap::resize`]), else allocate, copy and free through `alloc` and `dealloc`
+    /// In place when the heap can (`Heap::resize_or_move`), else allocate, copy and free through `alloc` and `dealloc`
     /// (with the `iwram` feature, calls of `iwram::heap_alloc` and `heap_free`); null, with nothing read or
     /// freed, for a pointer the heap refuses. Not `LockedHeap`'s `realloc`: with the `iwram` feature it would
     /// add that type's own ARM functions, a second copy of the heap's code in IWRAM (3 096 bytes, measured in a
