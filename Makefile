@@ -69,7 +69,7 @@ lint: setup
 	cd tools && cargo clippy --workspace --all-targets $(CLIPPY)
 	cd crates/examples/agb-quickstart && cargo clippy $(CLIPPY)
 	cd $(CRATE)/fuzz && cargo clippy --all-targets $(CLIPPY)
-	cd $(CRATE) && RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features allocator-api,testing
+	cd $(CRATE) && RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features allocator-api,testing,gba
 	cd $(CRATE) && cargo +stable package --allow-dirty --quiet
 	@echo "test result: ok. 4 passed; 0 failed; lint: rustfmt, clippy, rustdoc, cargo package"
 

@@ -5,6 +5,9 @@
 //! Holding the lock clears the master interrupt enable (IME, 0x0400_0208): an interrupt that arrives meanwhile
 //! waits, and is taken as soon as the lock is released and IME gets its old value back.
 //!
+//! Built with the feature `gba` for ARM targets only; on other targets these docs are all there is of it (on
+//! the host, share a heap with any other `RawMutex`).
+//!
 //! [`LockedHeap`]: crate::heap::LockedHeap
 
 use core::cell::Cell;
@@ -31,7 +34,7 @@ pub struct IrqLock {
     saved_ime: Cell<u16>,
 }
 
-// SAFETY: the GBA has one core (this module only builds for ARM targets), so contexts interleave only through
+// SAFETY: the GBA has one core (this module builds as code for ARM targets only), so contexts interleave only through
 // interrupts. `held` is tested and set with IME cleared, so no interrupt can come between the test and the set;
 // a `Cell<bool>` or `Cell<u16>` access is a single load or store, which an interrupt cannot split. Even if code
 // inside the locked section re-enables IME, a context that then tries the lock finds `held` set and is refused.

@@ -33,8 +33,9 @@
 #![cfg_attr(feature = "allocator-api", feature(allocator_api))]
 
 pub mod heap;
-// The GBA's interrupt registers: only on ARM targets (on any other, its IME write would be a wild store).
-#[cfg(all(feature = "gba", target_arch = "arm"))]
+// The GBA's interrupt registers: only on ARM targets (on any other, its IME write would be a wild store), and in
+// the docs on any target, as docs.rs builds them on the host.
+#[cfg(all(feature = "gba", any(target_arch = "arm", doc)))]
 pub mod irq;
 pub mod iwram;
 pub mod pool;
