@@ -17,8 +17,10 @@
 //! assert_eq!(bullets.get(next), Ok(&(60, 150)));
 //!
 //! // A heap over any 8-aligned buffer: best fit, splitting and merging, every bad free refused.
-//! let mut region = [0u64; 512]; // 4 KB
-//! let bytes = unsafe { core::slice::from_raw_parts_mut(region.as_mut_ptr().cast::<u8>(), 4096) };
+//! #[repr(align(8))] // a heap manages whole 8-byte blocks from the first 8-aligned byte
+//! struct Region([u8; 4096]);
+//! let mut region = Region([0; 4096]); // 4 KB
+//! let bytes = &mut region.0;
 //! let mut heap = Heap::new(bytes).unwrap();
 //! let path = heap.alloc(40, 4).unwrap();
 //! assert_eq!(heap.free(path), Ok(()));

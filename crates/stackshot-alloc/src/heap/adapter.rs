@@ -32,8 +32,10 @@ use lock_api::RawMutex;
 /// #     fn try_lock(&self) -> bool { !self.0.swap(true, core::sync::atomic::Ordering::Acquire) }
 /// #     unsafe fn unlock(&self) { self.0.store(false, core::sync::atomic::Ordering::Release) }
 /// # }
-/// let mut region = [0u64; 64];
-/// let bytes = unsafe { core::slice::from_raw_parts_mut(region.as_mut_ptr().cast::<u8>(), 512) };
+/// #[repr(align(8))] // a heap manages whole 8-byte blocks from the first 8-aligned byte
+/// struct Region([u8; 512]);
+/// let mut region = Region([0; 512]);
+/// let bytes = &mut region.0;
 /// let heap: LockedHeap<'_, Spin> = LockedHeap::new();
 /// heap.init(Heap::new(bytes).unwrap()).ok().unwrap();
 /// let score = heap.boxed(1200u32).unwrap(); // freed when dropped
