@@ -1,7 +1,7 @@
-//! [`IrqLock`]: the GBA's critical section as a [`lock_api::RawMutex`], so that a [`LockedHeap`] can be shared
-//! between the main loop and interrupt handlers.
+//! [`IrqLock`]: the GBA's critical section as a [`lock_api::RawMutex`], so that a [`LockedHeap`], or a pool in an
+//! [`IrqMutex`], can be shared between the main loop and interrupt handlers.
 //!
-//! The GBA has one core, so the only way two heap calls overlap is an interrupt arriving during one of them.
+//! The GBA has one core, so the only way two calls overlap is an interrupt arriving during one of them.
 //! Holding the lock clears the master interrupt enable (IME, 0x0400_0208): an interrupt that arrives meanwhile
 //! waits, and is taken as soon as the lock is released and IME gets its old value back.
 //!
@@ -24,15 +24,28 @@ fn barrier() {
     unsafe { core::arch::asm!("", options(nostack, preserves_flags)) }
 }
 
-/// Masks interrupts while held; remembers IME to restore it. Taking it while it is held means re-entry: an
-/// allocation inside [`LockedHeap::with`](crate::heap::LockedHeap::with), or an interrupt handler let in because
-/// code inside the locked section turned IME back on (a BIOS `IntrWait` does). `try_lock` refuses it and `lock`
-/// panics with a message, since waiting would never end. A `with` closure runs with interrupts masked for its
-/// whole length (a `check()` of a large heap takes a while).
+/// Masks interrupts while held. Taking it while it is held means re-entry: an allocation inside
+/// [`LockedHeap::with`](crate::heap::LockedHeap::with) (or a lock of an [`IrqMutex`] taken again inside its guard),
+/// or an interrupt handler let in because code inside the locked section turned IME back on (a BIOS `IntrWait`
+/// does). `try_lock` refuses it and `lock` panics with a message, since waiting would never end. A `with` closure
+/// runs with interrupts masked for its whole length (a `check()` of a large heap takes a while).
+///
+/// Each lock remembers whether IME was set when it was taken, and if so sets it again when released; one taken
+/// with interrupts masked already (inside another lock) leaves IME as it is. So locks held together are released
+/// in the reverse order, as Rust drops guards at the end of their scopes. One released before a lock taken after
+/// it turns interrupts back on while that one is still held: a handler that takes it then is refused (it panics),
+/// so what it guards stays exclusive, and interrupts are on again once both are released.
 pub struct IrqLock {
     held: Cell<bool>,
     saved_ime: Cell<u16>,
 }
+
+/// A value shared between the main loop and interrupt handlers: `lock()` masks interrupts for as long as its
+/// guard lives (`lock_api::Mutex::new` is `const`, for a `static`). For a pool an interrupt handler allocates from
+/// or frees into, say; the heap has its own, [`LockedHeap`].
+///
+/// [`LockedHeap`]: crate::heap::LockedHeap
+pub type IrqMutex<T> = lock_api::Mutex<IrqLock, T>;
 
 // SAFETY: the GBA has one core (this module builds as code for ARM targets only), so contexts interleave only through
 // interrupts. `held` is tested and set with IME cleared, so no interrupt can come between the test and the set;
@@ -46,7 +59,7 @@ unsafe impl Sync for IrqLock {}
 #[inline(never)]
 fn reentered() -> ! {
     // Short enough for the game's crash screen (four of its rows; `tools/harness/tests/crash.rs` reads it).
-    panic!("stackshot-alloc: heap re-entered while locked (an allocation or IntrWait inside LockedHeap::with?)");
+    panic!("stackshot-alloc: IrqLock re-entered (an allocation inside LockedHeap::with, or IntrWait inside a lock?)");
 }
 
 // SAFETY: while one context holds the lock, interrupts are masked, so no other context runs until `unlock`;
@@ -90,7 +103,11 @@ unsafe impl lock_api::RawMutex for IrqLock {
         self.held.set(false);
         // Keep the heap's accesses before the write that unmasks interrupts.
         barrier();
-        // SAFETY: IME is a 16-bit I/O register, always mapped on the GBA.
-        unsafe { IME.write_volatile(ime) };
+        // Only a lock that found interrupts on turns them on again: one taken inside another leaves them masked
+        // for the outer one. (Writing back 0 there too, two locks released out of order left IME at 0 for good.)
+        if ime != 0 {
+            // SAFETY: IME is a 16-bit I/O register, always mapped on the GBA.
+            unsafe { IME.write_volatile(ime) };
+        }
     }
 }
