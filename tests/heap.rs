@@ -276,6 +276,10 @@ fn the_games_call_path_costs_the_call_the_lock_and_the_fill() {
         "LockedHeap<IrqLock> from Thumb in ROM (lock + call)",
         "HeapBox slice from Thumb in ROM (the game: lock + call + fill)",
     ];
+    // IME set, as in the game, whose interrupts are on, so that the lock's release writes it back as there (with
+    // IME clear it skips that write); IE empty, so that none comes.
+    gba::mmio::IE.write(gba::interrupts::IrqBits::new());
+    gba::mmio::IME.write(true);
     // Offsets from the region's start: the blocks the first way handed out, in order.
     let mut first_places = [0u16; 512];
     let base = region().as_ptr() as usize;
@@ -350,4 +354,5 @@ fn the_games_call_path_costs_the_call_the_lock_and_the_fill() {
         let ((am, ax), (fm, fx)) = (median_max(&mut allocs[..na]), median_max(&mut frees[..nf]));
         info!("{}: alloc median {am}, max {ax}; free median {fm}, max {fx} ({na} allocs, {nf} frees)", names[w]);
     }
+    gba::mmio::IME.write(false);
 }

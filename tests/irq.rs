@@ -175,8 +175,8 @@ extern "C" fn play_channels(_: IrqBits) {
 }
 
 /// The pool a sound system shares with its interrupt handler, as the crate README shows it: the main loop starts
-/// channels and stops some early through handles it kept, which the handler may have freed already (refused as
-/// stale, not freeing a newer channel); the handler plays them and frees the ended ones. The handler is held off
+/// channels and stops some early through handles it kept, which the handler may have freed already (refused:
+/// `Stale` when the slot holds a newer channel, `DoubleFree` while it is free); the handler plays them and frees the ended ones. The handler is held off
 /// while the main loop's guard lives (counted: VBlank pending inside the guard), and every channel is accounted for.
 #[test_case]
 fn a_pool_shared_with_the_vblank_handler_through_an_irq_mutex() {
@@ -231,7 +231,7 @@ fn a_pool_shared_with_the_vblank_handler_through_an_irq_mutex() {
     let sound = SOUND.lock();
     info!(
         "{FRAMES_TO_RUN} frames: {started} started ({full} refused, pool full), {stopped} stopped early, {stale} \
-         stops refused as stale, {handler_freed} freed by the handler, {held_off} times the handler held off"
+         stops refused (stale or freed), {handler_freed} freed by the handler, {held_off} times the handler held off"
     );
     assert_eq!(sound.check(), Ok(()));
     assert_eq!(started, stopped + handler_freed + sound.len() as u32, "every channel is accounted for");
@@ -250,7 +250,7 @@ impl<const LOCKED: bool> Op for PoolAlloc<LOCKED> {
         if LOCKED {
             self.0.lock().alloc(channel)
         } else {
-            // SAFETY: interrupts are off while this test times, so nothing else reaches the pool.
+            // SAFETY: no interrupt is enabled (IE is empty) while this test times, so nothing else reaches the pool.
             unsafe { (*self.0.data_ptr()).alloc(channel) }
         }
     }
@@ -287,14 +287,17 @@ fn time_pool<const LOCKED: bool>(pool: &'static IrqMutex<Channels>) -> (u16, u16
     (alloc, free)
 }
 
-/// What the `IrqMutex` adds to a pool's allocate and free: the lock's IME writes and its count. Printed for the
-/// crate README; both ways must leave the pool whole.
+/// What the `IrqMutex` adds to a pool's allocate and free: the lock's IME writes and its flag. Timed with IME set,
+/// as a game that uses interrupts has it (IE empty: none comes), so that the release writes IME back as there.
+/// Printed for the crate README; both ways must leave the pool whole.
 #[test_case]
 fn an_irq_mutex_costs_the_lock() {
     static TIMED: IrqMutex<Channels> = IrqMutex::new(IndexPool::new());
-    IME.write(false);
+    IE.write(IrqBits::new());
+    IME.write(true);
     let bare = time_pool::<false>(&TIMED);
     let locked = time_pool::<true>(&TIMED);
+    IME.write(false);
     info!("IndexPool<_, u8, 8> from Thumb in ROM, slowest allocate / free: bare {bare:?}, through IrqMutex {locked:?}");
     assert_eq!(TIMED.lock().check(), Ok(()));
     assert!(TIMED.lock().is_empty());
@@ -329,4 +332,48 @@ fn locks_released_out_of_order_leave_interrupts_as_they_found_them() {
         assert_eq!(IME.read(), ime);
     }
     IME.write(false);
+}
+
+/// The lock of `a_handler_let_in_inside_a_guard_is_refused`, and what its handler saw.
+static COUNTER: IrqMutex<u32> = IrqMutex::new(0);
+/// 0: the handler has not run; 1: it took the lock; 2: it was refused.
+static mut HANDLER_SAW: u32 = 0;
+
+extern "C" fn try_counter(_: IrqBits) {
+    let saw = match COUNTER.try_lock() {
+        Some(mut count) => {
+            *count += 1;
+            1
+        }
+        None => 2,
+    };
+    // SAFETY: only this handler writes it; the test reads it with interrupts off.
+    unsafe { HANDLER_SAW = saw };
+}
+
+/// Safe code turns interrupts back on inside a guard (the `gba` crate's IME is a safe register): a handler that
+/// then tries the same lock is refused, and the guard's updates are not lost. The lock's `held` flag is what
+/// keeps it exclusive then; without compiler barriers around the locked section, LLVM dropped its store (written
+/// `true`, then `false` with nothing between that it knew could read it), and the handler took the lock inside
+/// the guard.
+#[test_case]
+fn a_handler_let_in_inside_a_guard_is_refused() {
+    IME.write(false);
+    gba::RUST_IRQ_HANDLER.write(Some(try_counter));
+    DISPSTAT.write(DisplayStatus::new().with_irq_vblank(true));
+    IE.write(IrqBits::VBLANK);
+    IF.write(IrqBits::VBLANK);
+    while !IF.read().vblank() {}
+    // A VBlank is pending: the handler runs as soon as IME is set.
+    let mut count = COUNTER.lock();
+    *count += 10;
+    IME.write(true);
+    *count += 100;
+    drop(count);
+    IME.write(false);
+    IE.write(IrqBits::new());
+    // SAFETY: interrupts are off; the handler no longer runs.
+    let saw = unsafe { (&raw const HANDLER_SAW).read_volatile() };
+    assert_eq!(saw, 2, "the handler ran inside the guard and was refused (1: it took the lock)");
+    assert_eq!(*COUNTER.lock(), 110);
 }

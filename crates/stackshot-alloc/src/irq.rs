@@ -48,9 +48,12 @@ pub struct IrqLock {
 pub type IrqMutex<T> = lock_api::Mutex<IrqLock, T>;
 
 // SAFETY: the GBA has one core (this module builds as code for ARM targets only), so contexts interleave only through
-// interrupts. `held` is tested and set with IME cleared, so no interrupt can come between the test and the set;
-// a `Cell<bool>` or `Cell<u16>` access is a single load or store, which an interrupt cannot split. Even if code
-// inside the locked section re-enables IME, a context that then tries the lock finds `held` set and is refused.
+// interrupts, and an interrupting context runs to its end before the one it interrupted goes on. `held` is tested
+// and set after IME is cleared: a handler let in before the clear takes effect has released what it took by the
+// time the test runs, and none comes between the test and the set. A `Cell<bool>` or `Cell<u16>` access is a
+// single load or store, which an interrupt cannot split. The compiler barriers keep `held`'s set before the locked
+// section's code and its clear after it, so even if that code turns IME back on (or a lock taken before this one
+// is released first), a context that then tries this lock finds `held` set and is refused.
 unsafe impl Sync for IrqLock {}
 
 /// `lock`'s panic, out of line: inlined into `LockedHeap`'s ARM functions in IWRAM, a call of this takes fewer
@@ -62,8 +65,9 @@ fn reentered() -> ! {
     panic!("stackshot-alloc: IrqLock re-entered (an allocation inside LockedHeap::with, or IntrWait inside a lock?)");
 }
 
-// SAFETY: while one context holds the lock, interrupts are masked, so no other context runs until `unlock`;
-// re-entry from the holder itself is refused. That is mutual exclusion on the GBA's single core.
+// SAFETY: while one context holds the lock, `held` is set (see `Sync` above), so every other context's `try_lock`
+// is refused, and so is re-entry from the holder itself; interrupts are masked too, unless code inside the section
+// turned IME back on. That is mutual exclusion on the GBA's single core.
 unsafe impl lock_api::RawMutex for IrqLock {
     #[allow(clippy::declare_interior_mutable_const, reason = "`lock_api::RawMutex::INIT` is a const by its trait")]
     const INIT: Self = IrqLock { held: Cell::new(false), saved_ime: Cell::new(0) };
@@ -94,14 +98,21 @@ unsafe impl lock_api::RawMutex for IrqLock {
         }
         self.held.set(true);
         self.saved_ime.set(ime);
+        // `held` is in memory before the locked section's code runs: if that code turns IME back on (safe code can),
+        // another context's `try_lock` must find it. Without this, LLVM dropped the store (`false` is written at
+        // the release, with nothing between that it knew could read it) and a handler took the lock inside the
+        // guard (`tests/irq.rs`).
+        barrier();
         true
     }
 
     #[inline(always)]
     unsafe fn unlock(&self) {
+        // The locked section's accesses are done before `held` clears (interrupts may be on already).
+        barrier();
         let ime = self.saved_ime.get();
         self.held.set(false);
-        // Keep the heap's accesses before the write that unmasks interrupts.
+        // And before the write that unmasks interrupts.
         barrier();
         // Only a lock that found interrupts on turns them on again: one taken inside another leaves them masked
         // for the outer one. (Writing back 0 there too, two locks released out of order left IME at 0 for good.)
