@@ -176,8 +176,9 @@ extern "C" fn play_channels(_: IrqBits) {
 
 /// The pool a sound system shares with its interrupt handler, as the crate README shows it: the main loop starts
 /// channels and stops some early through handles it kept, which the handler may have freed already (refused:
-/// `Stale` when the slot holds a newer channel, `DoubleFree` while it is free); the handler plays them and frees the ended ones. The handler is held off
-/// while the main loop's guard lives (counted: VBlank pending inside the guard), and every channel is accounted for.
+/// `Stale` when the slot holds a newer channel, `DoubleFree` while it is free); the handler plays them and frees
+/// the ended ones. The handler is held off while the main loop's guard lives (counted: VBlank pending inside the
+/// guard), and every channel is accounted for.
 #[test_case]
 fn a_pool_shared_with_the_vblank_handler_through_an_irq_mutex() {
     IME.write(false);

@@ -88,7 +88,7 @@ unsafe impl lock_api::RawMutex for IrqLock {
         let ime = unsafe { IME.read_volatile() };
         // SAFETY: as above.
         unsafe { IME.write_volatile(0) };
-        // Keep the heap's accesses after the write that masks interrupts.
+        // `held` is read, and the section's accesses made, after the write that masks interrupts.
         barrier();
         if self.held.get() {
             barrier();
@@ -112,7 +112,7 @@ unsafe impl lock_api::RawMutex for IrqLock {
         barrier();
         let ime = self.saved_ime.get();
         self.held.set(false);
-        // And before the write that unmasks interrupts.
+        // And `held` clears before the write that unmasks interrupts.
         barrier();
         // Only a lock that found interrupts on turns them on again: one taken inside another leaves them masked
         // for the outer one. (Writing back 0 there too, two locks released out of order left IME at 0 for good.)
