@@ -10,7 +10,7 @@ use core::alloc::{GlobalAlloc, Layout};
 use core::fmt::Write;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use stackshot_alloc::heap::{BINNED, LockedHeap};
+use stackshot_alloc::heap::{BINNED, Block, LockedHeap};
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::rng::Rng;
 use stackshot_platform::cycles::Op;
@@ -37,16 +37,31 @@ pub trait Subject {
     fn own_count(&self) -> Option<(usize, usize)> {
         None
     }
+    /// Which of [`FREE_PATHS`] a free of the live block at `ptr` takes, where the report breaks the allocator's
+    /// frees down by path (ours only). Asked before the free, outside its timing.
+    fn free_path(&self, _ptr: NonNull<u8>) -> Option<usize> {
+        None
+    }
 }
 
-pub struct TreeHeap(stackshot_alloc::heap::Heap<'static>);
+/// The paths of our heap's free, by the free runs beside the block freed: what decides its work (`Heap::free`).
+pub const FREE_PATHS: [&str; 5] = [
+    "joins the top (the free run that ends the heap)",
+    "no free neighbour: filed in its bin or the tree",
+    "one binned neighbour: unlinked, the merged run filed",
+    "two binned neighbours: both unlinked, the merged run filed",
+    "a neighbour in the tree: merged into its node (`merge`)",
+];
+
+/// Our heap, and the address of its region (for `free_path`, outside the timed operations).
+pub struct TreeHeap(stackshot_alloc::heap::Heap<'static>, usize);
 impl Subject for TreeHeap {
     const NAME: &'static str = "tree-heap (ours)";
     const STRUCT_BYTES: usize = size_of::<stackshot_alloc::heap::Heap>();
     fn new(region: &'static mut Region) -> Self {
         // SAFETY: the region is 4 KB of memory this subject borrows exclusively for its lifetime.
         let heap = unsafe { stackshot_alloc::heap::Heap::from_raw(region.0.as_mut_ptr().cast(), REGION_BYTES) };
-        TreeHeap(heap.expect("4 KB is a valid heap region"))
+        TreeHeap(heap.expect("4 KB is a valid heap region"), region.0.as_ptr() as usize)
     }
     #[inline(always)]
     fn alloc(&mut self, layout: Layout) -> Option<NonNull<u8>> {
@@ -59,6 +74,33 @@ impl Subject for TreeHeap {
     fn own_count(&self) -> Option<(usize, usize)> {
         let s = self.0.stats();
         Some((s.largest_free as usize, s.free_bytes as usize))
+    }
+    /// Read from the map through `Heap::block` (managed blocks counted from 0; the region is 8-aligned, so its
+    /// managed blocks start after the header's and the map's).
+    fn free_path(&self, ptr: NonNull<u8>) -> Option<usize> {
+        let heap = &self.0;
+        let count = (heap.capacity() / 8) as u32;
+        let first = (REGION_BYTES / 8) as u32 - count;
+        let start = ((ptr.as_ptr() as usize - self.1) / 8) as u32 - first;
+        let free = |b: u32| heap.block(b) == Some(Block::Free);
+        let mut end = start;
+        while heap.block(end) == Some(Block::Used) {
+            end += 1;
+        }
+        let (mut below, mut above) = (0, 0);
+        while below < start && free(start - 1 - below) {
+            below += 1;
+        }
+        while free(end + 1 + above) {
+            above += 1;
+        }
+        Some(if end + 1 + above == count {
+            0
+        } else if below > BINNED || above > BINNED {
+            4
+        } else {
+            1 + usize::from(below != 0) + usize::from(above != 0)
+        })
     }
 }
 
@@ -127,7 +169,7 @@ pub fn sharing(region: &mut Region, trace: &Trace, work: &mut Work) {
 
 /// The median and maximum cycles of `S`'s allocations and frees on `trace`.
 fn medians<S: Subject>(region: &mut Region, trace: &Trace, work: &mut Work) -> ((u16, u16), (u16, u16)) {
-    replay::<S>(lend(region), trace, work);
+    replay::<S>(lend(region), trace, work, false);
     let pair = |s: Option<Summary>| s.map_or((0, 0), |s| (s.median, s.max));
     (pair(work.allocs.summary()), pair(work.frees.summary()))
 }
@@ -225,8 +267,9 @@ pub struct Leftover {
 }
 
 /// Replays `trace` on a fresh `S`, timing every operation; a failed request is timed apart and its free
-/// skipped. Returns what the trace leaves.
-fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Work) -> Leftover {
+/// skipped; with `by_path`, each free is also counted in `work.paths` by its `free_path`. Returns what the trace
+/// leaves.
+fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Work, by_path: bool) -> Leftover {
     assert!(trace.ops.len() <= MAX_OPS, "trace {} is longer than {MAX_OPS} operations", trace.name);
     let base = region.0.as_ptr() as usize;
     let mut subject = S::new(region);
@@ -255,9 +298,13 @@ fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Wor
             }
             traces::Op::Free { id } => {
                 if let Some((p, layout)) = work.live[usize::from(id)].take() {
+                    let path = if by_path { subject.free_path(p) } else { None };
                     let (ok, cycles) = timer.time(&mut FreeOp(&mut subject, p, layout));
                     assert!(ok, "{} refused to free a block it handed out", S::NAME);
                     work.frees.push(cycles);
+                    if let Some(path) = path {
+                        work.paths[path].push(cycles);
+                    }
                 }
             }
         }
@@ -332,6 +379,39 @@ fn fill_until_failure<S: Subject>(region: &'static mut Region) -> usize {
     }
 }
 
+/// Our frees on all the traces above, by path (`work.paths`, filled by `compare`): what each kind of free costs,
+/// against the peers' free medians in the trace tables.
+pub fn free_paths(work: &mut Work) {
+    report::table(
+        "free paths",
+        &["Tree-heap frees by path, all five traces, ", BUILD, ": cycles"],
+        &["path", "frees", "free min", "free median", "free p99", "free max"],
+    );
+    report::note(
+        "free paths",
+        format_args!(
+            "Ours' frees of the five trace tables above, by what the block's neighbours make the free do (read from the map before"
+        ),
+    );
+    report::note(
+        "free paths",
+        format_args!(
+            "each free, outside its timing). Every path first validates the pointer in the map, finds the run's end there and clears it,"
+        ),
+    );
+    report::note(
+        "free paths",
+        format_args!(
+            "and keeps the use and its peak: the cheapest path's figure is that fixed work. Compare the peers' free medians in the trace tables."
+        ),
+    );
+    for (name, samples) in FREE_PATHS.iter().zip(work.paths.iter_mut()) {
+        let s = samples.summary();
+        report::row("free paths", format_args!("{name}|{}|{}", s.map_or(0, |s| s.count), Cells(s)));
+        samples.clear();
+    }
+}
+
 /// A `'static` borrow of `region` for one subject, which is dropped before the region is borrowed again.
 fn lend(region: &mut Region) -> &'static mut Region {
     // SAFETY: every subject built on this borrow is dropped before its caller returns, and the caller holds
@@ -386,7 +466,7 @@ pub fn compare(region: &mut Region, trace: &Trace, work: &mut Work) -> [Leftover
 }
 
 fn run_one<S: Subject>(region: &mut Region, trace: &Trace, work: &mut Work) -> Leftover {
-    let left = replay::<S>(lend(region), trace, work);
+    let left = replay::<S>(lend(region), trace, work, true);
     let (a, failed, f) = (work.allocs.summary(), work.failed.summary(), work.frees.summary());
     let count = |s: Option<Summary>| s.map_or(0, |s| s.count);
     let (failed_median, failed_max) = (Dash(failed.map(|s| s.median)), Dash(failed.map(|s| s.max)));

@@ -63,6 +63,8 @@ extern "C" fn main() -> ! {
     }
     heaps::fragmentation(&left);
     stack_intact("fragmentation");
+    heaps::free_paths(work);
+    stack_intact("free paths");
     if timing::ARM {
         heaps::worst_case(region);
         stack_intact("worst case");

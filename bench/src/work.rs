@@ -18,6 +18,8 @@ pub struct Work {
     /// Failed requests, timed apart from the successful ones.
     pub failed: Samples<SAMPLES>,
     pub frees: Samples<SAMPLES>,
+    /// Our heap's frees over all the traces, by path (`heaps::FREE_PATHS`).
+    pub paths: [Samples<SAMPLES>; 5],
     /// A heap trace's live blocks, by id.
     pub live: [Option<(NonNull<u8>, Layout)>; MAX_LIVE],
     /// Each allocation's offset in the region, or `FAILED`, by operation of a heap trace; for a pool's run, the
@@ -39,6 +41,7 @@ impl Work {
             allocs: Samples::new(),
             failed: Samples::new(),
             frees: Samples::new(),
+            paths: [const { Samples::new() }; 5],
             live: [None; MAX_LIVE],
             places: [0; MAX_OPS],
             keys: Keys([MaybeUninit::uninit(); SLOTS * 16]),

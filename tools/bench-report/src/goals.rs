@@ -88,6 +88,7 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         for op in ["alloc", "free"] {
             heap.notes.push(cheapest(build, op)?);
         }
+        heap.notes.push(common_free(build)?);
     }
     Ok(vec![pools, heap])
 }
@@ -172,6 +173,36 @@ fn cheapest(build: &Build, op: &str) -> Result<String, String> {
     ))
 }
 
+/// A sentence comparing the median of ours' most common free path (the free-paths table) with the peers' free
+/// medians, over every trace of `build`.
+fn common_free(build: &Build) -> Result<String, String> {
+    let paths = build.tables.iter().find(|t| t.id == "free paths").ok_or("no free paths table")?;
+    let mut common = ("", 0);
+    let mut all_frees = 0;
+    for row in &paths.rows {
+        let frees = paths.number(&row[0], "frees")?;
+        all_frees += frees;
+        if frees > common.1 {
+            common = (row[0].as_str(), frees);
+        }
+    }
+    let ours = paths.number(common.0, "free median")?;
+    let (mut below, mut all) = (0, 0);
+    for t in build.tables.iter().filter(|t| t.columns.iter().any(|c| c == "failed median")) {
+        for peer in t.rows.iter().map(|r| r[0].as_str()).filter(|n| *n != OURS) {
+            all += 1;
+            if t.number(peer, "free median")? < ours {
+                below += 1;
+            }
+        }
+    }
+    Ok(format!(
+        "{}: ours' most common free ({}: {} of {all_frees}) has a median of {ours} cycles; {below} of the peers' \
+         {all} free medians are below it.",
+        build.name, common.0, common.1
+    ))
+}
+
 /// The traces whose maxima must be at or below the best peer's; on the others, within 1.5× of it.
 const MAX_AT_BEST: &[&str] = &["AI scratch", "agb Vec<u8>"];
 
@@ -197,7 +228,8 @@ const HEAP_NOTES: &[&str] = &[
      the red-black tree. A free validates the pointer against the map (outside, not a run start, double free: every \
      bad free is refused), finds the end of the run in the map, keeps the peak (the use is at its highest just before \
      a free), merges with free neighbours (binned ones are unlinked in O(1), the top grows in place, a tree \
-     neighbour's node takes the merged run) and files the run. That fixed work is why even ours' cheapest free (free \
+     neighbour's node takes the merged run) and files the run (the free-paths table gives each path's cost). That \
+     fixed work is why even ours' cheapest free (free \
      min) costs more than some peers' free medians (counted below, with the same count for allocation): \
      linked_list_allocator takes the first hole of a free list that stays short on these traces and trusts the \
      caller's layout on free, talc and rlsf find a size class with a bit scan and keep their headers next to the \
