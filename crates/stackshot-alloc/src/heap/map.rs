@@ -171,24 +171,22 @@ impl Heap<'_> {
     /// front of the first block. A word (16 blocks) at a time; codes past the last block count as used.
     pub(super) fn count_free_runs(&self) -> u32 {
         let count = self.end - self.first;
-        let words = count.div_ceil(16);
+        // At least one word: a heap has at least one managed block.
+        let last = (count - 1) / 16;
+        let map = self.base.wrapping_add(MAP) as *const u32;
         let mut runs = 0;
         // Whether the block before the current word's first is used (the map, before the first word).
         let mut before_used = 1;
         let mut k = 0;
-        while k < words {
+        while k < last {
             // SAFETY: word k < ⌈count / 16⌉ holds managed blocks' codes (see `map_word`); nothing writes.
-            let mut v = unsafe { *(self.base.add(MAP) as *const u32).add(k as usize) };
-            let past = count - 16 * k;
-            if past < 16 {
-                v |= !0 << (2 * past);
-            }
-            let used = v & EVEN;
-            runs += (!v & EVEN & (used << 2 | before_used)).count_ones();
-            before_used = used >> 30;
+            runs += run_starts(unsafe { *map.add(k as usize) }, &mut before_used);
             k += 1;
         }
-        runs
+        // The last word, its codes past the last block taken as used; apart, so that the loop tests no end.
+        // SAFETY: as above, word `last` = ⌈count / 16⌉ - 1.
+        let v = unsafe { *map.add(last as usize) } | (!0u64 << (2 * (count - 16 * last))) as u32;
+        runs + run_starts(v, &mut before_used)
     }
 
     /// The top as the map shows it: the first of the free codes that end the map, or `end` when the last
@@ -254,6 +252,27 @@ impl Heap<'_> {
         };
         (b - (shift >> 1) + codes, after)
     }
+}
+
+/// The free runs that start in the map word `v` (free codes whose code before is used), given whether the block
+/// before the word's first is used (bit 0 of `before_used`), which it sets for the next word. Often none: a bit
+/// count only for a word that has some.
+#[inline(always)]
+fn run_starts(v: u32, before_used: &mut u32) -> u32 {
+    let used = v & EVEN;
+    let starts = !v & EVEN & (used << 2 | *before_used);
+    *before_used = used >> 30;
+    if starts != 0 { count_even_bits(starts) } else { 0 }
+}
+
+/// The set bits of `x`, all of them even bits (one per 2-bit code): a bit count whose first step, counting each
+/// pair, is already done. (`count_ones` does that step too, in code run once per map word.)
+#[inline(always)]
+fn count_even_bits(x: u32) -> u32 {
+    let x = (x & 0x3333_3333) + ((x >> 2) & 0x3333_3333);
+    let x = (x + (x >> 4)) & 0x0F0F_0F0F;
+    let x = x + (x >> 8);
+    (x + (x >> 16)) & 0x3F
 }
 
 /// The low bit of each `LAST` code (low bit set, high bit clear) in the map word `v`.

@@ -30,7 +30,8 @@ pub struct Stats {
 impl Heap<'_> {
     /// The counters and the largest free run now. O(map words), for the count of free runs: one word per 16
     /// blocks, 31 for a 4 KB heap and 4 096 for 512 KB, so a game with a large heap samples it rather than
-    /// calling it every frame.
+    /// calling it every frame (on the GBA, Thumb code in ROM: 1 878 to 3 372 cycles for 4 KB in IWRAM, 23 790 to
+    /// 48 584 for 64 KB in EWRAM, by how many runs start in a word; `tests/heap.rs`).
     pub fn stats(&self) -> Stats {
         let managed = self.end - self.first;
         Stats {
