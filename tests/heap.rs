@@ -78,7 +78,7 @@ fn overhead_of_a_4kb_heap_is_128_bytes() {
     assert!(overhead * 1000 <= 32 * 4096, "over 3.2% of the buffer");
 }
 
-/// 64 KB in EWRAM, like the crate README's larger heap.
+/// 64 KB in EWRAM, like the crate README's larger heap (an `.ewram.*` static: its zeroes are in the test ROM too).
 #[repr(C, align(8))]
 struct Large([u8; 65536]);
 #[unsafe(link_section = ".ewram.large_heap")]
@@ -97,7 +97,7 @@ fn large_region() -> &'static mut [u8] {
 /// with interrupts masked. Timed on 4 KB in IWRAM (the game's) and 64 KB in EWRAM, each with one free run and with
 /// a free run at every other block (the most a map can hold); the count must be right.
 #[test_case]
-fn stats_counts_the_free_runs_of_a_large_heap_in_time() {
+fn stats_counts_the_free_runs_and_prints_its_cycles() {
     for (name, region) in [("4 KB in IWRAM", region()), ("64 KB in EWRAM", large_region())] {
         let mut heap = Heap::new(region).unwrap();
         let blocks = (heap.capacity() / 8) as u32;

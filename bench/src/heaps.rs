@@ -402,7 +402,7 @@ pub fn free_paths(work: &mut Work) {
     report::note(
         "free paths",
         format_args!(
-            "and keeps the use and its peak: the cheapest path's figure is that fixed work. Compare the peers' free medians in the trace tables."
+            "and keeps the use and its peak: that fixed work is the cheapest path's minimum. Compare the peers' free medians in the trace tables."
         ),
     );
     for (name, samples) in FREE_PATHS.iter().zip(work.paths.iter_mut()) {
