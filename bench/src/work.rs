@@ -19,7 +19,7 @@ pub struct Work {
     pub failed: Samples<SAMPLES>,
     pub frees: Samples<SAMPLES>,
     /// Our heap's frees over all the traces, by path (`heaps::FREE_PATHS`).
-    pub paths: [Samples<SAMPLES>; 5],
+    pub paths: [Samples<SAMPLES>; crate::heaps::FREE_PATHS.len()],
     /// A heap trace's live blocks, by id.
     pub live: [Option<(NonNull<u8>, Layout)>; MAX_LIVE],
     /// Each allocation's offset in the region, or `FAILED`, by operation of a heap trace; for a pool's run, the
@@ -41,7 +41,7 @@ impl Work {
             allocs: Samples::new(),
             failed: Samples::new(),
             frees: Samples::new(),
-            paths: [const { Samples::new() }; 5],
+            paths: [const { Samples::new() }; crate::heaps::FREE_PATHS.len()],
             live: [None; MAX_LIVE],
             places: [0; MAX_OPS],
             keys: Keys([MaybeUninit::uninit(); SLOTS * 16]),
