@@ -779,15 +779,17 @@ impl<'a> Heap<'a> {
     /// else why not, as `free` reports it.
     #[inline(always)]
     fn run_start(&self, ptr: NonNull<u8>) -> Result<(u32, u8), HeapError> {
-        // The offset from the first managed block: one unsigned compare refuses both sides of the heap.
+        // The offset from the first managed block, in blocks, with the bits below a block rotated to the top: one
+        // unsigned compare refuses both sides of the heap and a pointer into a block (measured in `make bench`:
+        // every free 1 cycle cheaper in ARM/IWRAM, 5 to 11 in Thumb/ROM, than a compare and a test of the bits).
         let off = (ptr.as_ptr() as usize).wrapping_sub(self.base as usize + self.first as usize * 8);
-        if off >= self.capacity() {
-            return Err(HeapError::OutsideHeap);
+        // Written out: `rotate_right` is a call of a Thumb helper in ROM where the MIR inliner does not force it.
+        let i = off >> 3 | off << (usize::BITS - 3);
+        if i >= (self.end - self.first) as usize {
+            // Inside the heap, only a pointer into a block has an offset that is no block count.
+            return Err(if off < self.capacity() { HeapError::NotRunStart } else { HeapError::OutsideHeap });
         }
-        if off & 7 != 0 {
-            return Err(HeapError::NotRunStart);
-        }
-        let b = self.first + (off >> 3) as u32;
+        let b = self.first + i as u32;
         let (code, prev) = self.map_get_pair(b);
         if code & USED_BIT == 0 {
             return Err(HeapError::DoubleFree);
