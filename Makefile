@@ -75,8 +75,9 @@ lint: setup
 
 # On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
 # ROM it checks, and the allocator crate: natively, with and without the `iwram` feature's code paths, under Miri
-# (Stacked, with and without them, then Tree Borrows; the long property runs shortened under cfg(miri)) and
-# fuzzed for a minute (half of it with the `iwram` paths). The last line adds up every `test result:` line.
+# (`tools/miri`: Stacked, with and without them, and Tree Borrows on the other core; the long property runs
+# shortened under cfg(miri)) and fuzzed for a minute (half of it with the `iwram` paths). The last line adds up
+# every `test result:` line.
 test: rom fixture examples bench-arm
 	@mkdir -p target && rm -f $(LOG)
 	$(MAKE) --no-print-directory lint 2>&1 | tee -a $(LOG)
@@ -87,9 +88,7 @@ test: rom fixture examples bench-arm
 	cd $(CRATE) && cargo test --release --features allocator-api --no-fail-fast 2>&1 | tee -a ../../$(LOG)
 	cd $(CRATE) && cargo test --release --features allocator-api,iwram --no-fail-fast 2>&1 | tee -a ../../$(LOG)  # the GBA's ARM code paths
 	cd $(CRATE) && cargo +stable test --no-fail-fast 2>&1 | tee -a ../../$(LOG)  # the crate on stable Rust
-	cd $(CRATE) && cargo miri test --features allocator-api --tests --no-fail-fast 2>&1 | tee -a ../../$(LOG)
-	cd $(CRATE) && cargo miri test --features allocator-api,iwram --tests --no-fail-fast 2>&1 | tee -a ../../$(LOG)
-	cd $(CRATE) && MIRIFLAGS=-Zmiri-tree-borrows cargo miri test --features allocator-api --tests --no-fail-fast 2>&1 | tee -a ../../$(LOG)
+	tools/miri 2>&1 | tee -a $(LOG)
 	tools/fuzz 60 2>&1 | tee -a $(LOG)
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)
 
