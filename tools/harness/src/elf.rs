@@ -1,5 +1,6 @@
 //! Reads the ROM's ELF: symbols, and whether a hot path really is ARM code in IWRAM that does not call into ROM
-//! (but for the calls a test lets through).
+//! (but for the calls a test lets through), nor uses an encoding whose result the architecture leaves
+//! UNPREDICTABLE.
 
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 use std::ops::Range;
@@ -58,6 +59,11 @@ impl Elf {
     pub fn address_of(&self, name: &str) -> Option<u32> {
         let file = object::File::parse(&*self.data).ok()?;
         file.symbols().find(|s| s.name() == Ok(name)).map(|s| s.address() as u32)
+    }
+
+    /// Every function in IWRAM.
+    pub fn iwram_functions(&self) -> Vec<&Symbol> {
+        self.symbols.iter().filter(|s| s.function && IWRAM.contains(&s.address)).collect()
     }
 
     /// The function that contains `address`, if any.
@@ -139,5 +145,118 @@ impl Elf {
             }
         }
         Ok(())
+    }
+
+    /// [`Elf::check_predictable`] on every function in IWRAM; returns how many it checked.
+    pub fn check_iwram_predictable(&self) -> Result<usize, String> {
+        let functions = self.iwram_functions();
+        for f in &functions {
+            self.check_predictable(f)?;
+        }
+        Ok(functions.len())
+    }
+
+    /// Checks that no instruction of `f`, ARM code, is one that ARMv4T leaves UNPREDICTABLE ([`unpredictable`]):
+    /// mGBA runs such code one way, a GBA's ARM7TDMI may run it another. Every word is read as an instruction,
+    /// literal pool data too (none in our ELFs decodes as such an instruction; one that did would be named here
+    /// with its address, to be told from code in the disassembly).
+    fn check_predictable(&self, f: &Symbol) -> Result<(), String> {
+        let code =
+            self.bytes(f.address, f.size).ok_or_else(|| format!("the bytes of {} are not in the ELF", f.name))?;
+        for (i, word) in code.chunks_exact(4).enumerate() {
+            let word = u32::from_le_bytes(word.try_into().unwrap());
+            if let Some(why) = unpredictable(word) {
+                let pc = f.address + 4 * i as u32;
+                return Err(format!("{} at {pc:#010x}: {word:#010x} is UNPREDICTABLE on ARMv4T: {why}", f.name));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why ARMv4T leaves the result of ARM instruction `word` UNPREDICTABLE, for the instructions whose operand
+/// restrictions a compiler must keep: loads and stores that write back their base, block transfers and
+/// multiplies (ARM Architecture Reference Manual, ARMv4T/ARMv5: the "Operand restrictions" and addressing-mode
+/// notes of LDR/STR, LDRH/STRH/LDRSB/LDRSH, LDM/STM, MUL/MLA and the long multiplies). `None` for every other
+/// word. A load whose data register is its offset register (`ldrh r1, [r2, r1]!`) is not among them: it reads
+/// the offset before it writes the data (binutils 2.40's objdump marks it `<UNPREDICTABLE>`, comparing Rm
+/// with Rd where the rule compares Rn).
+pub fn unpredictable(word: u32) -> Option<&'static str> {
+    // Condition NV: never executed on ARMv4T.
+    if word >> 28 == 0xF {
+        return None;
+    }
+    let field = |shift: u32| (word >> shift) & 15;
+    let (rn, rd, rs, rm) = (field(16), field(12), field(8), field(0));
+    let pre = word & 1 << 24 != 0;
+    let wbit = word & 1 << 21 != 0;
+    // Multiplies: bits 27-24 = 0000, bits 7-4 = 1001.
+    if word & 0x0F00_00F0 == 0x0000_0090 {
+        if word & 1 << 23 == 0 {
+            // MUL/MLA: Rd in bits 19-16, the accumulator Rn in bits 15-12.
+            let (d, n, accumulate) = (rn, rd, word & 1 << 21 != 0);
+            if d == 15 || rm == 15 || rs == 15 || (accumulate && n == 15) {
+                return Some("a multiply with R15 as an operand");
+            }
+            if d == rm {
+                return Some("a multiply whose destination is its first operand (Rd = Rm)");
+            }
+        } else {
+            // UMULL/UMLAL/SMULL/SMLAL: RdHi in bits 19-16, RdLo in bits 15-12.
+            let (hi, lo) = (rn, rd);
+            if hi == 15 || lo == 15 || rm == 15 || rs == 15 {
+                return Some("a long multiply with R15 as an operand");
+            }
+            if hi == lo || hi == rm || lo == rm {
+                return Some("a long multiply whose RdHi, RdLo and Rm are not all different");
+            }
+        }
+        return None;
+    }
+    // Halfword and signed transfers: bits 27-25 = 000, bit 7 and bit 4 set, bits 6-5 not 00 (that is SWP).
+    if word & 0x0E00_0090 == 0x0000_0090 && word & 0x60 != 0 {
+        if !pre && wbit {
+            return Some("a post-indexed halfword transfer with the W bit set");
+        }
+        let register_offset = word & 1 << 22 == 0;
+        return transfer(rn, rd, !pre || wbit, register_offset.then_some(rm));
+    }
+    // Word and byte transfers: bits 27-26 = 01 (with bit 25 and bit 4 set, the undefined instruction space).
+    if word & 0x0C00_0000 == 0x0400_0000 && word & 0x0200_0010 != 0x0200_0010 {
+        let register_offset = word & 1 << 25 != 0;
+        return transfer(rn, rd, !pre || wbit, register_offset.then_some(rm));
+    }
+    // Block transfers: bits 27-25 = 100.
+    if word & 0x0E00_0000 == 0x0800_0000 {
+        let list = word & 0xFFFF;
+        if rn == 15 {
+            return Some("a block transfer based on R15");
+        }
+        if list == 0 {
+            return Some("a block transfer of no register");
+        }
+        let load = word & 1 << 20 != 0;
+        if wbit && list & 1 << rn != 0 && (load || list & ((1 << rn) - 1) != 0) {
+            return Some(
+                "a block transfer with writeback whose base is in its list (loaded, or stored after a lower register)",
+            );
+        }
+    }
+    None
+}
+
+/// The operand restrictions of a single load or store with base `rn`, data register `rd`, and offset register
+/// `rm` if the offset is one.
+fn transfer(rn: u32, rd: u32, writeback: bool, rm: Option<u32>) -> Option<&'static str> {
+    if writeback && rn == 15 {
+        return Some("a load or store that writes back to R15");
+    }
+    if writeback && rn == rd {
+        return Some("a load or store that writes back to its own data register (Rn = Rd)");
+    }
+    match rm {
+        Some(15) => Some("a load or store with R15 as its offset register"),
+        Some(rm) if writeback && rm == rn => Some("a load or store that writes back to its offset register (Rm = Rn)"),
+        _ => None,
     }
 }

@@ -94,3 +94,12 @@ fn the_check_sees_a_call_into_rom() {
     let e = elf.check_hot_path(&free.name).unwrap_err();
     assert!(e.contains("(ROM)") && panic_path(&e), "{e}");
 }
+
+/// The ARM/IWRAM figures hold on a GBA: no code in IWRAM, ours or a peer's, uses an encoding whose result ARMv4T
+/// leaves UNPREDICTABLE (see `hot_paths.rs`).
+#[test]
+fn no_iwram_code_uses_an_unpredictable_encoding() {
+    let elf = Elf::read(&common::bench_elf()).unwrap();
+    let checked = elf.check_iwram_predictable().unwrap_or_else(|e| panic!("{e}"));
+    assert!(checked > 0, "no function in IWRAM");
+}

@@ -1,8 +1,9 @@
 //! Every hot path is ARM code in IWRAM that never calls back into ROM but to the heap lock's panic, which stops
-//! the game, as the ELF shows.
+//! the game, and no ARM code in IWRAM uses an encoding whose result ARMv4T leaves UNPREDICTABLE, as the ELF
+//! shows.
 mod common;
 
-use harness::elf::{Elf, IWRAM};
+use harness::elf::{Elf, unpredictable};
 
 /// The functions that must stay fast. Add each new hot path here.
 const HOT_PATHS: &[&str] = &[
@@ -49,7 +50,7 @@ fn hot_paths_are_arm_code_in_iwram() {
 #[test]
 fn no_function_in_iwram_calls_into_rom() {
     let elf = Elf::read(&common::elf()).unwrap();
-    let in_iwram: Vec<_> = elf.symbols.iter().filter(|s| s.function && IWRAM.contains(&s.address)).collect();
+    let in_iwram = elf.iwram_functions();
     assert!(!in_iwram.is_empty());
     for f in in_iwram {
         elf.check_hot_path_except(&f.name, &lock_panic).unwrap_or_else(|e| panic!("{e}"));
@@ -71,4 +72,49 @@ fn the_heap_lock_reaches_rom_only_to_panic() {
     let elf = Elf::read(&common::elf()).unwrap();
     let e = elf.check_hot_path("alloc_block").unwrap_err();
     assert!(e.contains("(ROM)") && lock_panic(&e), "{e}");
+}
+
+/// What mGBA measures of the code in IWRAM is what a GBA's ARM7TDMI runs: no instruction there is one whose
+/// result the architecture leaves UNPREDICTABLE, which an emulator may run one way and the CPU another.
+#[test]
+fn no_iwram_code_uses_an_unpredictable_encoding() {
+    let elf = Elf::read(&common::elf()).unwrap();
+    let checked = elf.check_iwram_predictable().unwrap_or_else(|e| panic!("{e}"));
+    assert!(checked > 0, "no function in IWRAM");
+}
+
+/// The rules the check above applies, on words assembled with `arm-none-eabi-as -march=armv4t`. The last
+/// ones are defined: a writeback load or store whose data register is its offset register (binutils 2.40's
+/// objdump marks those `<UNPREDICTABLE>`; the compiler emits them in the heap's code), a store of the base
+/// when it is the lowest register of the list, a multiply whose destination is its second operand.
+#[test]
+fn the_encoding_check_applies_the_architecture_rules() {
+    let undefined = [
+        (0xE5B1_1004, "ldr r1, [r1, #4]!"),
+        (0xE1B1_10B2, "ldrh r1, [r1, r2]!"),
+        (0xE480_0004, "str r0, [r0], #4"),
+        (0xE7B1_0001, "ldr r0, [r1, r1]!"),
+        (0xE0F1_00B2, "ldrh r0, [r1], #2 with the W bit set"),
+        (0xE8B0_0003, "ldmia r0!, {r0, r1}"),
+        (0xE8A1_0003, "stmia r1!, {r0, r1}"),
+        (0xE000_0190, "mul r0, r0, r1"),
+        (0xE080_0291, "umull r0, r0, r1, r2"),
+    ];
+    for (word, asm) in undefined {
+        assert!(unpredictable(word).is_some(), "{asm} ({word:#010x}) is UNPREDICTABLE on ARMv4T");
+    }
+    let defined = [
+        (0xE1B2_10B1, "ldrh r1, [r2, r1]!"),
+        (0xE1A2_10B1, "strh r1, [r2, r1]!"),
+        (0xE5B2_1004, "ldr r1, [r2, #4]!"),
+        (0xE172_30F6, "ldrsh r3, [r2, #-6]!"),
+        (0xE8A0_0003, "stmia r0!, {r0, r1}"),
+        (0xE000_0091, "mul r0, r1, r0"),
+        (0xE92D_4010, "push {r4, lr}"),
+        (0xE8BD_8010, "pop {r4, pc}"),
+        (0xE59F_0008, "ldr r0, [pc, #8]"),
+    ];
+    for (word, asm) in defined {
+        assert_eq!(unpredictable(word), None, "{asm} ({word:#010x}) is defined on ARMv4T");
+    }
 }
