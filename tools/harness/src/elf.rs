@@ -22,6 +22,9 @@ pub struct Symbol {
 pub struct Elf {
     data: Vec<u8>,
     pub symbols: Vec<Symbol>,
+    /// The ARM mapping symbols, by address: true where data starts (`$d`, a literal pool), false where code
+    /// does (`$a`, `$t`).
+    mapping: Vec<(u32, bool)>,
 }
 
 impl Elf {
@@ -42,8 +45,16 @@ impl Elf {
                 })
             })
             .collect();
+        let mut mapping: Vec<_> = file
+            .symbols()
+            .filter_map(|s| {
+                let kind = s.name().ok()?.strip_prefix('$')?.split('.').next()?;
+                matches!(kind, "a" | "t" | "d").then_some((s.address() as u32, kind == "d"))
+            })
+            .collect();
+        mapping.sort_unstable();
         drop(file);
-        Ok(Elf { data, symbols })
+        Ok(Elf { data, symbols, mapping })
     }
 
     /// The symbol whose name is `name` or ends with `::name` / a mangled `name` component.
@@ -147,6 +158,12 @@ impl Elf {
         Ok(())
     }
 
+    /// Whether the word at `address` is data (a literal pool), by the last mapping symbol at or before it.
+    pub fn is_data(&self, address: u32) -> bool {
+        let i = self.mapping.partition_point(|&(a, _)| a <= address);
+        i > 0 && self.mapping[i - 1].1
+    }
+
     /// [`Elf::check_predictable`] on every function in IWRAM; returns how many it checked.
     pub fn check_iwram_predictable(&self) -> Result<usize, String> {
         let functions = self.iwram_functions();
@@ -156,17 +173,21 @@ impl Elf {
         Ok(functions.len())
     }
 
-    /// Checks that no instruction of `f`, ARM code, is one that ARMv4T leaves UNPREDICTABLE ([`unpredictable`]):
-    /// mGBA runs such code one way, a GBA's ARM7TDMI may run it another. Every word is read as an instruction,
-    /// literal pool data too (none in our ELFs decodes as such an instruction; one that did would be named here
-    /// with its address, to be told from code in the disassembly).
+    /// Checks that `f` is ARM code and that none of its instructions is one that ARMv4T leaves UNPREDICTABLE
+    /// ([`unpredictable`]): mGBA runs such code one way, a GBA's ARM7TDMI may run it another. Its literal pools
+    /// (`$d` mapping symbols) are data and skipped.
     fn check_predictable(&self, f: &Symbol) -> Result<(), String> {
+        if f.thumb {
+            return Err(format!("{} is Thumb code: only ARM code is checked", f.name));
+        }
         let code =
             self.bytes(f.address, f.size).ok_or_else(|| format!("the bytes of {} are not in the ELF", f.name))?;
         for (i, word) in code.chunks_exact(4).enumerate() {
             let word = u32::from_le_bytes(word.try_into().unwrap());
-            if let Some(why) = unpredictable(word) {
-                let pc = f.address + 4 * i as u32;
+            let pc = f.address + 4 * i as u32;
+            if !self.is_data(pc)
+                && let Some(why) = unpredictable(word)
+            {
                 return Err(format!("{} at {pc:#010x}: {word:#010x} is UNPREDICTABLE on ARMv4T: {why}", f.name));
             }
         }
@@ -175,14 +196,16 @@ impl Elf {
 }
 
 /// Why ARMv4T leaves the result of ARM instruction `word` UNPREDICTABLE, for the instructions whose operand
-/// restrictions a compiler must keep: loads and stores that write back their base, block transfers and
-/// multiplies (ARM Architecture Reference Manual, ARMv4T/ARMv5: the "Operand restrictions" and addressing-mode
-/// notes of LDR/STR, LDRH/STRH/LDRSB/LDRSH, LDM/STM, MUL/MLA and the long multiplies). `None` for every other
-/// word. A load whose data register is its offset register (`ldrh r1, [r2, r1]!`) is not among them: it reads
+/// restrictions a compiler must keep: loads and stores, swaps, block transfers and multiplies (ARM Architecture
+/// Reference Manual, ARMv4T/ARMv5: the "Operand restrictions" and addressing-mode notes of LDR/STR,
+/// LDRB/STRB, LDRH/STRH/LDRSB/LDRSH, SWP, LDM/STM, MUL/MLA and the long multiplies). `None` for every other
+/// word: data processing with a register shift and R15 as an operand, and the flags a multiply with S leaves,
+/// are not checked. A load whose data register is its offset register (`ldrh r1, [r2, r1]!`) is not among them: it reads
 /// the offset before it writes the data (binutils 2.40's objdump marks it `<UNPREDICTABLE>`, comparing Rm
 /// with Rd where the rule compares Rn).
 pub fn unpredictable(word: u32) -> Option<&'static str> {
-    // Condition NV: never executed on ARMv4T.
+    // Condition 0b1111 is itself UNPREDICTABLE on ARMv4T, and no compiler emits it; words with it are constants
+    // that a literal pool without a `$d` symbol would hold, so they are let through.
     if word >> 28 == 0xF {
         return None;
     }
@@ -213,16 +236,32 @@ pub fn unpredictable(word: u32) -> Option<&'static str> {
         }
         return None;
     }
+    // SWP/SWPB: bits 27-23 = 00010, bits 21-20 = 00, bits 11-4 = 0000 1001.
+    if word & 0x0FB0_0FF0 == 0x0100_0090 {
+        if rn == 15 || rd == 15 || rm == 15 {
+            return Some("a swap with R15 as an operand");
+        }
+        if rn == rd || rn == rm {
+            return Some("a swap whose address register is its data or its source register");
+        }
+        return None;
+    }
     // Halfword and signed transfers: bits 27-25 = 000, bit 7 and bit 4 set, bits 6-5 not 00 (that is SWP).
     if word & 0x0E00_0090 == 0x0000_0090 && word & 0x60 != 0 {
         if !pre && wbit {
             return Some("a post-indexed halfword transfer with the W bit set");
+        }
+        if rd == 15 {
+            return Some("a halfword or signed transfer of R15");
         }
         let register_offset = word & 1 << 22 == 0;
         return transfer(rn, rd, !pre || wbit, register_offset.then_some(rm));
     }
     // Word and byte transfers: bits 27-26 = 01 (with bit 25 and bit 4 set, the undefined instruction space).
     if word & 0x0C00_0000 == 0x0400_0000 && word & 0x0200_0010 != 0x0200_0010 {
+        if word & 1 << 22 != 0 && rd == 15 {
+            return Some("a byte transfer of R15");
+        }
         let register_offset = word & 1 << 25 != 0;
         return transfer(rn, rd, !pre || wbit, register_offset.then_some(rm));
     }
@@ -236,6 +275,10 @@ pub fn unpredictable(word: u32) -> Option<&'static str> {
             return Some("a block transfer of no register");
         }
         let load = word & 1 << 20 != 0;
+        let user_bank = word & 1 << 22 != 0 && !(load && list & 1 << 15 != 0);
+        if user_bank && wbit {
+            return Some("a block transfer of the user registers (^) with writeback");
+        }
         if wbit && list & 1 << rn != 0 && (load || list & ((1 << rn) - 1) != 0) {
             return Some(
                 "a block transfer with writeback whose base is in its list (loaded, or stored after a lower register)",

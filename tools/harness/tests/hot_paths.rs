@@ -83,22 +83,35 @@ fn no_iwram_code_uses_an_unpredictable_encoding() {
     assert!(checked > 0, "no function in IWRAM");
 }
 
-/// The rules the check above applies, on words assembled with `arm-none-eabi-as -march=armv4t`. The last
-/// ones are defined: a writeback load or store whose data register is its offset register (binutils 2.40's
-/// objdump marks those `<UNPREDICTABLE>`; the compiler emits them in the heap's code), a store of the base
-/// when it is the lowest register of the list, a multiply whose destination is its second operand.
+/// The rules the check above applies, on words assembled with `arm-none-eabi-as -march=armv4t` or, where it
+/// refuses them, encoded by hand and read back with objdump. The defined ones include a writeback load or store
+/// whose data register is its offset register (binutils 2.40's objdump marks those `<UNPREDICTABLE>`; the
+/// compiler emits them in the heap's, the pools' and the particles' code), a store of the base when it is the
+/// lowest register of the list, a multiply whose destination is its second operand, and an exception return
+/// that writes back.
 #[test]
 fn the_encoding_check_applies_the_architecture_rules() {
     let undefined = [
         (0xE5B1_1004, "ldr r1, [r1, #4]!"),
         (0xE1B1_10B2, "ldrh r1, [r1, r2]!"),
         (0xE480_0004, "str r0, [r0], #4"),
+        (0xE4B1_1004, "ldrt r1, [r1], #4"),
         (0xE7B1_0001, "ldr r0, [r1, r1]!"),
+        (0xE5BF_0004, "ldr r0, [pc, #4]!"),
+        (0xE791_000F, "ldr r0, [r1, pc]"),
         (0xE0F1_00B2, "ldrh r0, [r1], #2 with the W bit set"),
+        (0xE5D0_F000, "ldrb pc, [r0]"),
+        (0xE1D0_F0B0, "ldrh pc, [r0]"),
+        (0xE100_0091, "swp r0, r1, [r0]"),
         (0xE8B0_0003, "ldmia r0!, {r0, r1}"),
         (0xE8A1_0003, "stmia r1!, {r0, r1}"),
+        (0xE89F_0001, "ldm pc, {r0}"),
+        (0xE890_0000, "ldm r0, {}"),
+        (0xE969_0003, "stmdb r9!, {r0, r1}^"),
         (0xE000_0190, "mul r0, r0, r1"),
+        (0xE00F_0291, "mul pc, r1, r2"),
         (0xE080_0291, "umull r0, r0, r1, r2"),
+        (0xE081_0290, "umull r0, r1, r0, r2"),
     ];
     for (word, asm) in undefined {
         assert!(unpredictable(word).is_some(), "{asm} ({word:#010x}) is UNPREDICTABLE on ARMv4T");
@@ -107,8 +120,11 @@ fn the_encoding_check_applies_the_architecture_rules() {
         (0xE1B2_10B1, "ldrh r1, [r2, r1]!"),
         (0xE1A2_10B1, "strh r1, [r2, r1]!"),
         (0xE5B2_1004, "ldr r1, [r2, #4]!"),
+        (0xE4B2_1004, "ldrt r1, [r2], #4"),
         (0xE172_30F6, "ldrsh r3, [r2, #-6]!"),
+        (0xE102_0091, "swp r0, r1, [r2]"),
         (0xE8A0_0003, "stmia r0!, {r0, r1}"),
+        (0xE8FD_8001, "ldm sp!, {r0, pc}^"),
         (0xE000_0091, "mul r0, r1, r0"),
         (0xE92D_4010, "push {r4, lr}"),
         (0xE8BD_8010, "pop {r4, pc}"),
@@ -117,4 +133,15 @@ fn the_encoding_check_applies_the_architecture_rules() {
     for (word, asm) in defined {
         assert_eq!(unpredictable(word), None, "{asm} ({word:#010x}) is defined on ARMv4T");
     }
+}
+
+/// The literal pools the check skips are found: the heap's free, as the game links it, keeps one (its `$d`
+/// mapping symbol), whose constants are data.
+#[test]
+fn the_encoding_check_skips_literal_pools() {
+    let elf = Elf::read(&common::elf()).unwrap();
+    let f = elf.symbol("free_block").unwrap();
+    let pool = (f.address..f.address + f.size).step_by(4).find(|&a| elf.is_data(a));
+    assert!(pool.is_some(), "free_block has no literal pool");
+    assert!(!elf.is_data(f.address), "free_block starts with data");
 }
