@@ -127,11 +127,7 @@ impl Elf {
         if f.thumb {
             return Err(format!("{} is Thumb code; hot paths are ARM (#[instruction_set(arm::a32)])", f.name));
         }
-        let code =
-            self.bytes(f.address, f.size).ok_or_else(|| format!("the bytes of {} are not in the ELF", f.name))?;
-        for (i, word) in code.chunks_exact(4).enumerate() {
-            let word = u32::from_le_bytes(word.try_into().unwrap());
-            let pc = f.address + 4 * i as u32;
+        for (pc, word) in self.arm_words(f)? {
             // B/BL: bits 27..25 = 101; the target is PC + 8 + signed 24-bit offset × 4.
             let branch = (word >> 25) & 0b111 == 0b101 && word >> 28 != 0xF;
             let target =
@@ -158,6 +154,14 @@ impl Elf {
         Ok(())
     }
 
+    /// The 32-bit words of `f` (ARM code), each with its address.
+    fn arm_words(&self, f: &Symbol) -> Result<Vec<(u32, u32)>, String> {
+        let code =
+            self.bytes(f.address, f.size).ok_or_else(|| format!("the bytes of {} are not in the ELF", f.name))?;
+        let words = code.chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().unwrap()));
+        Ok((f.address..).step_by(4).zip(words).collect())
+    }
+
     /// Whether the word at `address` is data (a literal pool), by the last mapping symbol at or before it.
     pub fn is_data(&self, address: u32) -> bool {
         let i = self.mapping.partition_point(|&(a, _)| a <= address);
@@ -180,11 +184,7 @@ impl Elf {
         if f.thumb {
             return Err(format!("{} is Thumb code: only ARM code is checked", f.name));
         }
-        let code =
-            self.bytes(f.address, f.size).ok_or_else(|| format!("the bytes of {} are not in the ELF", f.name))?;
-        for (i, word) in code.chunks_exact(4).enumerate() {
-            let word = u32::from_le_bytes(word.try_into().unwrap());
-            let pc = f.address + 4 * i as u32;
+        for (pc, word) in self.arm_words(f)? {
             if !self.is_data(pc)
                 && let Some(why) = unpredictable(word)
             {
