@@ -410,6 +410,27 @@ pub fn free_paths(work: &mut Work) {
         report::row("free paths", format_args!("{name}|{}|{}", s.map_or(0, |s| s.count), Cells(s)));
         samples.clear();
     }
+    report::table(
+        "free paths by trace",
+        &["Tree-heap frees by trace and path, ", BUILD, ": cycles"],
+        &["trace", "path", "frees", "free min", "free median", "free p99", "free max"],
+    );
+    report::note(
+        "free paths by trace",
+        format_args!(
+            "The rows of the table above, trace by trace (a path no free of the trace took has no row): where a trace's slowest frees come from."
+        ),
+    );
+    for (trace, paths) in traces::ALL.iter().zip(work.trace_paths.iter()) {
+        for (name, s) in FREE_PATHS.iter().zip(paths) {
+            if let Some(s) = *s {
+                report::row(
+                    "free paths by trace",
+                    format_args!("{}|{name}|{}|{}", trace.name, s.count, Cells(Some(s))),
+                );
+            }
+        }
+    }
 }
 
 /// A `'static` borrow of `region` for one subject, which is dropped before the region is borrowed again.
@@ -457,8 +478,10 @@ pub fn compare(region: &mut Region, trace: &Trace, work: &mut Work) -> [Leftover
         trace.name,
         format_args!("A failed request (the allocator had no room) is timed apart; the trace's free of it is skipped."),
     );
+    let ours = run_one::<TreeHeap>(region, trace, work);
+    work.end_trace();
     [
-        run_one::<TreeHeap>(region, trace, work),
+        ours,
         run_one::<LinkedList>(region, trace, work),
         run_one::<Talc>(region, trace, work),
         run_one::<Rlsf>(region, trace, work),

@@ -35,8 +35,14 @@ impl<const N: usize> Samples<N> {
 
     /// `None` without samples. The median is the upper one; the 99th percentile is the nearest rank.
     pub fn summary(&mut self) -> Option<Summary> {
-        let n = self.len;
-        let values = &mut self.values[..n];
+        self.summary_since(0)
+    }
+
+    /// [`summary`](Self::summary) of the samples from the `from`th on (it sorts only them: a summary of all of
+    /// them after it is still right).
+    pub fn summary_since(&mut self, from: usize) -> Option<Summary> {
+        let values = &mut self.values[from..self.len];
+        let n = values.len();
         values.sort_unstable();
         (n > 0).then(|| Summary {
             count: n,

@@ -1,8 +1,8 @@
 //! The benchmark's own bookkeeping, kept in EWRAM: IWRAM (32 KB) holds the stack, the code under test and the
 //! data it works on. Nothing here is touched inside a timed operation.
 
-use crate::stats::Samples;
-use crate::traces::MAX_LIVE;
+use crate::stats::{Samples, Summary};
+use crate::traces::{self, MAX_LIVE};
 use core::alloc::Layout;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
@@ -19,7 +19,11 @@ pub struct Work {
     pub failed: Samples<SAMPLES>,
     pub frees: Samples<SAMPLES>,
     /// Our heap's frees over all the traces, by path (`heaps::FREE_PATHS`).
-    pub paths: [Samples<SAMPLES>; crate::heaps::FREE_PATHS.len()],
+    pub paths: [Samples<SAMPLES>; PATHS],
+    /// The same by trace (`traces::ALL`'s order; `None`, a path no free of the trace took), and how many
+    /// traces are in: [`end_trace`](Self::end_trace) fills them.
+    pub trace_paths: [[Option<Summary>; PATHS]; TRACES],
+    traces_done: usize,
     /// A heap trace's live blocks, by id.
     pub live: [Option<(NonNull<u8>, Layout)>; MAX_LIVE],
     /// Each allocation's offset in the region, or `FAILED`, by operation of a heap trace; for a pool's run, the
@@ -30,6 +34,8 @@ pub struct Work {
 }
 
 pub const FAILED: u16 = u16::MAX;
+const PATHS: usize = crate::heaps::FREE_PATHS.len();
+const TRACES: usize = traces::ALL.len();
 
 /// Room for the keys of a pool of `SLOTS`, of any key type up to 16 bytes.
 #[repr(C, align(8))]
@@ -41,11 +47,25 @@ impl Work {
             allocs: Samples::new(),
             failed: Samples::new(),
             frees: Samples::new(),
-            paths: [const { Samples::new() }; crate::heaps::FREE_PATHS.len()],
+            paths: [const { Samples::new() }; PATHS],
+            trace_paths: [[None; PATHS]; TRACES],
+            traces_done: 0,
             live: [None; MAX_LIVE],
             places: [0; MAX_OPS],
             keys: Keys([MaybeUninit::uninit(); SLOTS * 16]),
         }
+    }
+
+    /// Summarises our heap's frees by path since the last trace's (they follow those in `paths`), as the next
+    /// trace's in `trace_paths`. Called after our heap's replay of each trace, in `traces::ALL`'s order.
+    pub fn end_trace(&mut self) {
+        let done = self.traces_done;
+        assert!(done < TRACES, "more traces than traces::ALL");
+        for p in 0..PATHS {
+            let from = self.trace_paths[..done].iter().map(|t| t[p].map_or(0, |s| s.count)).sum();
+            self.trace_paths[done][p] = self.paths[p].summary_since(from);
+        }
+        self.traces_done = done + 1;
     }
 
     /// The samples, `SLOTS` empty keys of type `K` and the indices `0..SLOTS` in order, for a pool's run.

@@ -20,6 +20,7 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         columns: ["build", "trace", "alloc median", "alloc max", "free median", "free max"].map(String::from).to_vec(),
         ..Table::default()
     };
+    let mut missed_free_max = Vec::new();
     for build in builds {
         let table = |id: &str| build.tables.iter().find(|t| t.id == id).ok_or(format!("{}: no {id} table", build.name));
         let p = table("pools")?;
@@ -56,6 +57,7 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         if let Some(missing) = MAX_AT_BEST.iter().find(|id| !traces.iter().any(|t| t.id == **id)) {
             return Err(format!("{}: no trace table {missing}", build.name));
         }
+        let by_path = table(FREE_PATHS_BY_TRACE)?;
         for t in traces {
             let mut row = vec![build.name.to_string(), t.id.clone()];
             for column in ["alloc median", "alloc max", "free median", "free max"] {
@@ -68,13 +70,18 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
                     }
                 }
                 let (theirs, who) = best.ok_or(format!("{}: no peer", t.id))?;
+                let at_best = MAX_AT_BEST.contains(&t.id.as_str());
                 let met = if column.ends_with("median") {
                     mine < theirs
-                } else if MAX_AT_BEST.contains(&t.id.as_str()) {
+                } else if at_best {
                     mine <= theirs
                 } else {
                     mine * 2 <= theirs * 3
                 };
+                if column == "free max" && !met {
+                    let limit = if at_best { theirs } else { theirs * 3 / 2 };
+                    missed_free_max.push(slowest_frees(build.name, &t.id, by_path, mine, limit)?);
+                }
                 let ratio = f64::from(mine) / f64::from(theirs);
                 let met = if met { "**yes**" } else { "no" };
                 row.push(format!("{mine} / {theirs} ({who}), {ratio:.2}×: {met}"));
@@ -90,7 +97,43 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         }
         heap.notes.push(common_free(build)?);
     }
+    if !missed_free_max.is_empty() {
+        heap.notes.push("Each free maximum missed, by the free paths whose slowest free is above the goal:".into());
+        heap.items = missed_free_max;
+    }
     Ok(vec![pools, heap])
+}
+
+/// The benchmark's table of our frees by trace and path: trace, path, frees, then the four figures.
+const FREE_PATHS_BY_TRACE: &str = "free paths by trace";
+
+/// Why ours' slowest free on `trace` of `build` (`mine` cycles) is above the goal's `limit`: which free paths
+/// (the free-paths-by-trace table) have a slowest free above it, and how slow the others get.
+fn slowest_frees(build: &str, trace: &str, by_path: &Table, mine: u32, limit: u32) -> Result<String, String> {
+    let (mut above, mut below) = (Vec::new(), Vec::new());
+    for row in by_path.rows.iter().filter(|r| r[0] == trace) {
+        let column = by_path.columns.iter().position(|c| c == "free max").ok_or("free paths by trace: no free max")?;
+        let max: u32 = row
+            .get(column)
+            .and_then(|c| c.parse().ok())
+            .ok_or(format!("free paths by trace: no number in {trace}, {}", row[1]))?;
+        // The path's name up to its explanation: "two binned neighbours: both unlinked, …" -> "two binned neighbours".
+        let name = row[1].split([':', '(']).next().unwrap_or(&row[1]).trim();
+        if max > limit { &mut above } else { &mut below }.push(format!("{name} {max}"));
+    }
+    if above.is_empty() {
+        return Err(format!("free paths by trace: no {trace} path reaches its free max {mine}"));
+    }
+    let mut why = format!(
+        "{build}, {trace}: ours' slowest free takes {mine} cycles, above the goal's {limit}. The paths whose \
+         slowest free is above {limit}: {}",
+        above.join(", ")
+    );
+    if !below.is_empty() {
+        why += &format!("; at or below it: {}", below.join(", "));
+    }
+    why += " (slowest free of each, the free-paths-by-trace table).";
+    Ok(why)
 }
 
 /// The space table's column of what each allocator held when a request first failed.
@@ -235,9 +278,9 @@ const HEAP_NOTES: &[&str] = &[
      caller's layout on free, talc and rlsf find a size class with a bit scan and keep their headers next to the \
      block. Ours' slowest frees (merges) and allocations (splits) reach the tree (insert and remove with \
      rebalancing), which the worst-case table bounds by the number of tree runs; but the tree is not the whole cost \
-     of a missed maximum. On the AI scratch trace in ARM/IWRAM, nearly every free that merges with a binned \
-     neighbour and files the merged run in a bin, with no tree operation, costs more than linked_list_allocator's \
-     slowest free. A fifth of the random mix's requests ask for 16-byte alignment, which a run gives from its \
+     of a missed maximum: the list below names, for each missed free maximum, the free paths whose slowest free \
+     is above the goal (a merge of binned neighbours reaches the tree only when the merged run has more than 31 \
+     blocks). A fifth of the random mix's requests ask for 16-byte alignment, which a run gives from its \
      first aligned block: they leave the fast path to search the bins and the tree for a run that holds them after \
      that padding, and are the slowest allocations of that trace; most of their cost is that search and the split \
      around the padding, not the tree. Measured \
@@ -280,6 +323,45 @@ mod tests {
                 .to_vec(),
             ..Table::default()
         }
+    }
+
+    /// A free-paths-by-trace table: two traces, the second's paths with the slowest frees given.
+    fn by_path(maxima: &[(&str, &str)]) -> Table {
+        let columns = ["trace", "path", "frees", "free min", "free median", "free p99", "free max"];
+        let mut rows = vec![["other", "two binned neighbours: both unlinked", "1", "9", "9", "999", "999"]];
+        for (path, max) in maxima {
+            rows.push(["AI", path, "5", "1", "2", "3", max]);
+        }
+        Table {
+            id: FREE_PATHS_BY_TRACE.into(),
+            columns: columns.map(String::from).to_vec(),
+            rows: rows.into_iter().map(|r| r.map(String::from).to_vec()).collect(),
+            ..Table::default()
+        }
+    }
+
+    #[test]
+    fn a_missed_free_max_names_the_paths_above_the_limit() {
+        let t = by_path(&[
+            ("joins the top (the free run that ends the heap)", "180"),
+            ("one binned neighbour: unlinked, the merged run filed", "188"),
+            ("two binned neighbours: both unlinked, the merged run filed", "252"),
+        ]);
+        let why = slowest_frees("ARM/IWRAM", "AI", &t, 252, 187).unwrap();
+        assert_eq!(
+            why,
+            "ARM/IWRAM, AI: ours' slowest free takes 252 cycles, above the goal's 187. The paths whose slowest free \
+             is above 187: one binned neighbour 188, two binned neighbours 252; at or below it: joins the top 180 \
+             (slowest free of each, the free-paths-by-trace table)."
+        );
+        // A path at the limit meets it; no path at or below it, no such clause; the other trace's rows are not
+        // this trace's.
+        let why = slowest_frees("ARM/IWRAM", "AI", &by_path(&[("joins the top", "300")]), 300, 187).unwrap();
+        assert!(why.contains("above 187: joins the top 300 (slowest"), "{why}");
+        let why = slowest_frees("ARM/IWRAM", "AI", &by_path(&[("a", "187"), ("b", "190")]), 190, 187).unwrap();
+        assert!(why.contains("above 187: b 190; at or below it: a 187 ("), "{why}");
+        // A table where no path of the trace is above the limit cannot explain the miss: an error, not a guess.
+        assert!(slowest_frees("ARM/IWRAM", "AI", &by_path(&[("a", "150")]), 252, 187).is_err());
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub notes: Vec<String>,
+    /// A list after the notes' paragraph, an item each.
+    pub items: Vec<String>,
 }
 
 impl Table {
@@ -310,6 +312,7 @@ fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<Table, String> {
             h.sprite_slots.peak,
             h.heap_peak
         )],
+        items: Vec::new(),
     })
 }
 
@@ -327,6 +330,12 @@ pub fn render(table: &Table, level: &str) -> String {
     // A note arrives in lines of at most 255 bytes (mGBA's limit); a table's notes make one paragraph.
     if !table.notes.is_empty() {
         write!(out, "\n{}\n", table.notes.join(" ")).unwrap();
+    }
+    if !table.items.is_empty() {
+        out.push('\n');
+        for item in &table.items {
+            writeln!(out, "- {item}").unwrap();
+        }
     }
     out.push('\n');
     out
