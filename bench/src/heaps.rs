@@ -5,7 +5,7 @@ use crate::report;
 use crate::stats::{Cells, Dash, Summary};
 use crate::timing::{self, BUILD};
 use crate::traces::{self, MAX_LIVE, Trace};
-use crate::work::{FAILED, MAX_OPS, Work};
+use crate::work::{ByKind, FAILED, MAX_OPS, Work};
 use core::alloc::{GlobalAlloc, Layout};
 use core::fmt::Write;
 use core::mem::MaybeUninit;
@@ -42,6 +42,11 @@ pub trait Subject {
     fn free_path(&self, _ptr: NonNull<u8>) -> Option<usize> {
         None
     }
+    /// Which of [`ALLOC_KINDS`] a request is, where the report breaks the allocator's allocations down (ours
+    /// only).
+    fn alloc_kind(&self, _layout: Layout) -> Option<usize> {
+        None
+    }
 }
 
 /// The paths of our heap's free, by the free runs beside the block freed: what decides its work (`Heap::free`).
@@ -51,6 +56,13 @@ pub const FREE_PATHS: [&str; 5] = [
     "one binned neighbour: unlinked, the merged run filed",
     "two binned neighbours: both unlinked, the merged run filed",
     "a neighbour in the tree: merged into its node (`merge`)",
+];
+
+/// Our heap's allocations by what decides their path (`Heap::alloc`): an alignment above a block's leaves the
+/// fast path.
+pub const ALLOC_KINDS: [&str; 2] = [
+    "requests aligned to 8 bytes or less: `alloc`'s path",
+    "requests aligned to more than 8 bytes: out of line (`alloc_other`), a search for a run with room for the padding",
 ];
 
 /// Our heap, and the address of its region (for `free_path`, outside the timed operations).
@@ -70,6 +82,9 @@ impl Subject for TreeHeap {
     #[inline(always)]
     fn free(&mut self, ptr: NonNull<u8>, _layout: Layout) -> bool {
         self.0.free(ptr).is_ok()
+    }
+    fn alloc_kind(&self, layout: Layout) -> Option<usize> {
+        Some(usize::from(layout.align() > 8))
     }
     fn own_count(&self) -> Option<(usize, usize)> {
         let s = self.0.stats();
@@ -267,8 +282,8 @@ pub struct Leftover {
 }
 
 /// Replays `trace` on a fresh `S`, timing every operation; a failed request is timed apart and its free
-/// skipped; with `by_path`, each free is also counted in `work.paths` by its `free_path`. Returns what the trace
-/// leaves.
+/// skipped; with `by_path`, each allocation and free is also counted in `work.alloc_kinds` and
+/// `work.free_paths` by its `alloc_kind` and `free_path`. Returns what the trace leaves.
 fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Work, by_path: bool) -> Leftover {
     assert!(trace.ops.len() <= MAX_OPS, "trace {} is longer than {MAX_OPS} operations", trace.name);
     let base = region.0.as_ptr() as usize;
@@ -287,6 +302,9 @@ fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Wor
                 match ptr {
                     Some(p) => {
                         work.allocs.push(cycles);
+                        if let Some(kind) = subject.alloc_kind(layout).filter(|_| by_path) {
+                            work.alloc_kinds.all[kind].push(cycles);
+                        }
                         work.live[usize::from(id)] = Some((p, layout));
                         work.places[i] = (p.as_ptr() as usize - base) as u16;
                     }
@@ -303,7 +321,7 @@ fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Wor
                     assert!(ok, "{} refused to free a block it handed out", S::NAME);
                     work.frees.push(cycles);
                     if let Some(path) = path {
-                        work.paths[path].push(cycles);
+                        work.free_paths.all[path].push(cycles);
                     }
                 }
             }
@@ -379,9 +397,10 @@ fn fill_until_failure<S: Subject>(region: &'static mut Region) -> usize {
     }
 }
 
-/// Our frees on all the traces above, by path (`work.paths`, filled by `compare`): what each kind of free costs,
-/// against the peers' free medians in the trace tables.
-pub fn free_paths(work: &mut Work) {
+/// Our frees on all the traces above, by path (`work.free_paths`, filled by `compare`): what each kind of free
+/// costs, against the peers' free medians in the trace tables; then the same trace by trace, and our allocations
+/// by kind trace by trace (`work.alloc_kinds`).
+pub fn by_path(work: &mut Work) {
     report::table(
         "free paths",
         &["Tree-heap frees by path, all five traces, ", BUILD, ": cycles"],
@@ -405,29 +424,45 @@ pub fn free_paths(work: &mut Work) {
             "and keeps the use and its peak: that fixed work is the cheapest path's minimum. Compare the peers' free medians in the trace tables."
         ),
     );
-    for (name, samples) in FREE_PATHS.iter().zip(work.paths.iter_mut()) {
+    for (name, samples) in FREE_PATHS.iter().zip(work.free_paths.all.iter_mut()) {
         let s = samples.summary();
         report::row("free paths", format_args!("{name}|{}|{}", s.map_or(0, |s| s.count), Cells(s)));
         samples.clear();
     }
-    report::table(
+    by_trace(
         "free paths by trace",
-        &["Tree-heap frees by trace and path, ", BUILD, ": cycles"],
+        "frees by trace and path",
         &["trace", "path", "frees", "free min", "free median", "free p99", "free max"],
+        &FREE_PATHS,
+        &work.free_paths,
     );
+    by_trace(
+        "alloc kinds by trace",
+        "allocations by trace and alignment",
+        &["trace", "alignment", "allocs", "alloc min", "alloc median", "alloc p99", "alloc max"],
+        &ALLOC_KINDS,
+        &work.alloc_kinds,
+    );
+    for samples in &mut work.alloc_kinds.all {
+        samples.clear();
+    }
+}
+
+/// A table `id` of our operations by trace and by `sorts` (their names), from `by`: `what` says which for the
+/// title; `columns`: the trace, the sort, the count and the four figures.
+fn by_trace<const K: usize>(id: &str, what: &str, columns: &[&str; 7], sorts: &[&str; K], by: &ByKind<K>) {
+    report::table(id, &["Tree-heap ", what, ", ", BUILD, ": cycles"], columns);
     report::note(
-        "free paths by trace",
+        id,
         format_args!(
-            "The rows of the table above, trace by trace (a path no free of the trace took has no row): where a trace's slowest frees come from."
+            "Trace by trace, a row for each {} that occurs in the trace: where a trace's slowest operations come from.",
+            columns[1]
         ),
     );
-    for (trace, paths) in traces::ALL.iter().zip(work.trace_paths.iter()) {
-        for (name, s) in FREE_PATHS.iter().zip(paths) {
+    for (trace, summaries) in traces::ALL.iter().zip(by.traces.iter()) {
+        for (name, s) in sorts.iter().zip(summaries) {
             if let Some(s) = *s {
-                report::row(
-                    "free paths by trace",
-                    format_args!("{}|{name}|{}|{}", trace.name, s.count, Cells(Some(s))),
-                );
+                report::row(id, format_args!("{}|{name}|{}|{}", trace.name, s.count, Cells(Some(s))));
             }
         }
     }
@@ -479,7 +514,8 @@ pub fn compare(region: &mut Region, trace: &Trace, work: &mut Work) -> [Leftover
         format_args!("A failed request (the allocator had no room) is timed apart; the trace's free of it is skipped."),
     );
     let ours = run_one::<TreeHeap>(region, trace, work);
-    work.end_trace();
+    work.free_paths.end_trace();
+    work.alloc_kinds.end_trace();
     [
         ours,
         run_one::<LinkedList>(region, trace, work),

@@ -63,7 +63,7 @@ extern "C" fn main() -> ! {
     }
     heaps::fragmentation(&left);
     stack_intact("fragmentation");
-    heaps::free_paths(work);
+    heaps::by_path(work);
     stack_intact("free paths");
     if timing::ARM {
         heaps::worst_case(region);

@@ -18,12 +18,9 @@ pub struct Work {
     /// Failed requests, timed apart from the successful ones.
     pub failed: Samples<SAMPLES>,
     pub frees: Samples<SAMPLES>,
-    /// Our heap's frees over all the traces, by path (`heaps::FREE_PATHS`).
-    pub paths: [Samples<SAMPLES>; PATHS],
-    /// The same by trace (`traces::ALL`'s order; `None`, a path no free of the trace took), and how many
-    /// traces are in: [`end_trace`](Self::end_trace) fills them.
-    pub trace_paths: [[Option<Summary>; PATHS]; TRACES],
-    traces_done: usize,
+    /// Our heap's frees by path (`heaps::FREE_PATHS`), and its allocations by alignment (`heaps::ALLOC_KINDS`).
+    pub free_paths: ByKind<{ crate::heaps::FREE_PATHS.len() }>,
+    pub alloc_kinds: ByKind<{ crate::heaps::ALLOC_KINDS.len() }>,
     /// A heap trace's live blocks, by id.
     pub live: [Option<(NonNull<u8>, Layout)>; MAX_LIVE],
     /// Each allocation's offset in the region, or `FAILED`, by operation of a heap trace; for a pool's run, the
@@ -34,8 +31,34 @@ pub struct Work {
 }
 
 pub const FAILED: u16 = u16::MAX;
-const PATHS: usize = crate::heaps::FREE_PATHS.len();
 const TRACES: usize = traces::ALL.len();
+
+/// Our heap's operations of one kind (a free or an allocation) sorted into `K` sorts, over every trace, and
+/// each trace's own summaries by sort, kept as the trace ends.
+pub struct ByKind<const K: usize> {
+    pub all: [Samples<SAMPLES>; K],
+    /// By trace, in `traces::ALL`'s order (`None`: a sort no operation of the trace was).
+    pub traces: [[Option<Summary>; K]; TRACES],
+    done: usize,
+}
+
+impl<const K: usize> ByKind<K> {
+    const fn new() -> Self {
+        ByKind { all: [const { Samples::new() }; K], traces: [[None; K]; TRACES], done: 0 }
+    }
+
+    /// Summarises the samples since the last trace's (they follow those in `all`) as the next trace's. Called
+    /// after our heap's replay of each trace, in `traces::ALL`'s order.
+    pub fn end_trace(&mut self) {
+        let done = self.done;
+        assert!(done < TRACES, "more traces than traces::ALL");
+        for k in 0..K {
+            let from = self.traces[..done].iter().map(|t| t[k].map_or(0, |s| s.count)).sum();
+            self.traces[done][k] = self.all[k].summary_since(from);
+        }
+        self.done = done + 1;
+    }
+}
 
 /// Room for the keys of a pool of `SLOTS`, of any key type up to 16 bytes.
 #[repr(C, align(8))]
@@ -47,25 +70,12 @@ impl Work {
             allocs: Samples::new(),
             failed: Samples::new(),
             frees: Samples::new(),
-            paths: [const { Samples::new() }; PATHS],
-            trace_paths: [[None; PATHS]; TRACES],
-            traces_done: 0,
+            free_paths: ByKind::new(),
+            alloc_kinds: ByKind::new(),
             live: [None; MAX_LIVE],
             places: [0; MAX_OPS],
             keys: Keys([MaybeUninit::uninit(); SLOTS * 16]),
         }
-    }
-
-    /// Summarises our heap's frees by path since the last trace's (they follow those in `paths`), as the next
-    /// trace's in `trace_paths`. Called after our heap's replay of each trace, in `traces::ALL`'s order.
-    pub fn end_trace(&mut self) {
-        let done = self.traces_done;
-        assert!(done < TRACES, "more traces than traces::ALL");
-        for p in 0..PATHS {
-            let from = self.trace_paths[..done].iter().map(|t| t[p].map_or(0, |s| s.count)).sum();
-            self.trace_paths[done][p] = self.paths[p].summary_since(from);
-        }
-        self.traces_done = done + 1;
     }
 
     /// The samples, `SLOTS` empty keys of type `K` and the indices `0..SLOTS` in order, for a pool's run.

@@ -20,7 +20,7 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         columns: ["build", "trace", "alloc median", "alloc max", "free median", "free max"].map(String::from).to_vec(),
         ..Table::default()
     };
-    let mut missed_free_max = Vec::new();
+    let mut missed_max = Vec::new();
     for build in builds {
         let table = |id: &str| build.tables.iter().find(|t| t.id == id).ok_or(format!("{}: no {id} table", build.name));
         let p = table("pools")?;
@@ -57,7 +57,7 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         if let Some(missing) = MAX_AT_BEST.iter().find(|id| !traces.iter().any(|t| t.id == **id)) {
             return Err(format!("{}: no trace table {missing}", build.name));
         }
-        let by_path = table(FREE_PATHS_BY_TRACE)?;
+        let breakdowns = [table(ALLOC_KINDS_BY_TRACE)?, table(FREE_PATHS_BY_TRACE)?];
         for t in traces {
             let mut row = vec![build.name.to_string(), t.id.clone()];
             for column in ["alloc median", "alloc max", "free median", "free max"] {
@@ -78,9 +78,10 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
                 } else {
                     mine * 2 <= theirs * 3
                 };
-                if column == "free max" && !met {
+                if column.ends_with("max") && !met {
                     let limit = if at_best { theirs } else { theirs * 3 / 2 };
-                    missed_free_max.push(slowest_frees(build.name, &t.id, by_path, mine, limit)?);
+                    let by = breakdowns[usize::from(column == "free max")];
+                    missed_max.push(slowest(build.name, &t.id, by, mine, limit)?);
                 }
                 let ratio = f64::from(mine) / f64::from(theirs);
                 let met = if met { "**yes**" } else { "no" };
@@ -97,42 +98,47 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         }
         heap.notes.push(common_free(build)?);
     }
-    if !missed_free_max.is_empty() {
-        heap.notes.push("Each free maximum missed, by the free paths whose slowest free is above the goal:".into());
-        heap.items = missed_free_max;
+    if !missed_max.is_empty() {
+        heap.notes.push(
+            "Each maximum missed, by the sorts of operation (free paths, allocations by alignment) whose slowest is \
+             above the goal:"
+                .into(),
+        );
+        heap.items = missed_max;
     }
     Ok(vec![pools, heap])
 }
 
-/// The benchmark's table of our frees by trace and path: trace, path, frees, then the four figures.
+/// The benchmark's tables of our allocations by trace and alignment, and of our frees by trace and path: the
+/// trace, the sort, the count, then the four figures.
+const ALLOC_KINDS_BY_TRACE: &str = "alloc kinds by trace";
 const FREE_PATHS_BY_TRACE: &str = "free paths by trace";
 
-/// Why ours' slowest free on `trace` of `build` (`mine` cycles) is above the goal's `limit`: which free paths
-/// (the free-paths-by-trace table) have a slowest free above it, and how slow the others get.
-fn slowest_frees(build: &str, trace: &str, by_path: &Table, mine: u32, limit: u32) -> Result<String, String> {
+/// Why ours' slowest operation on `trace` of `build` (`mine` cycles) is above the goal's `limit`, from `by`, the
+/// allocations' or the frees' table by trace: which sorts of it have a slowest operation above the limit, and
+/// how slow the others get.
+fn slowest(build: &str, trace: &str, by: &Table, mine: u32, limit: u32) -> Result<String, String> {
+    let column = by.columns.last().ok_or(format!("{}: no columns", by.id))?;
+    let what = if column.starts_with("free") { "free" } else { "allocation" };
     let (mut above, mut below) = (Vec::new(), Vec::new());
-    for row in by_path.rows.iter().filter(|r| r[0] == trace) {
-        let column = by_path.columns.iter().position(|c| c == "free max").ok_or("free paths by trace: no free max")?;
-        let max: u32 = row
-            .get(column)
-            .and_then(|c| c.parse().ok())
-            .ok_or(format!("free paths by trace: no number in {trace}, {}", row[1]))?;
-        // The path's name up to its explanation: "two binned neighbours: both unlinked, …" -> "two binned neighbours".
+    for row in by.rows.iter().filter(|r| r[0] == trace) {
+        let max = by.number_in(row, column)?;
+        // The sort's name up to its explanation: "two binned neighbours: both unlinked, …" -> "two binned
+        // neighbours".
         let name = row[1].split([':', '(']).next().unwrap_or(&row[1]).trim();
         if max > limit { &mut above } else { &mut below }.push(format!("{name} {max}"));
     }
     if above.is_empty() {
-        return Err(format!("free paths by trace: no {trace} path reaches its free max {mine}"));
+        return Err(format!("{}: nothing of {trace} reaches its {column} {mine}", by.id));
     }
     let mut why = format!(
-        "{build}, {trace}: ours' slowest free takes {mine} cycles, above the goal's {limit}. The paths whose \
-         slowest free is above {limit}: {}",
+        "{build}, {trace}: ours' slowest {what} takes {mine} cycles, above the goal's {limit}; above it: {}",
         above.join(", ")
     );
     if !below.is_empty() {
         why += &format!("; at or below it: {}", below.join(", "));
     }
-    why += " (slowest free of each, the free-paths-by-trace table).";
+    why += &format!(" (each one's slowest, from the table of {what}s by trace).");
     Ok(why)
 }
 
@@ -282,8 +288,8 @@ const HEAP_NOTES: &[&str] = &[
      is above the goal (a merge of binned neighbours reaches the tree only when the merged run has more than 31 \
      blocks). A fifth of the random mix's requests ask for 16-byte alignment, which a run gives from its \
      first aligned block: they leave the fast path to search the bins and the tree for a run that holds them after \
-     that padding, and are the slowest allocations of that trace; most of their cost is that search and the split \
-     around the padding, not the tree. Measured \
+     that padding (the table of allocations by trace and alignment gives their cost apart); most of their cost is \
+     that search and the split around the padding, not the tree. Measured \
      against peers compiled as Thumb in ROM, as this report did before, ours (ARM in IWRAM) seemed to win some of \
      these: the build won them, not the allocator.",
 ];
@@ -347,21 +353,34 @@ mod tests {
             ("one binned neighbour: unlinked, the merged run filed", "188"),
             ("two binned neighbours: both unlinked, the merged run filed", "252"),
         ]);
-        let why = slowest_frees("ARM/IWRAM", "AI", &t, 252, 187).unwrap();
+        let why = slowest("ARM/IWRAM", "AI", &t, 252, 187).unwrap();
         assert_eq!(
             why,
-            "ARM/IWRAM, AI: ours' slowest free takes 252 cycles, above the goal's 187. The paths whose slowest free \
-             is above 187: one binned neighbour 188, two binned neighbours 252; at or below it: joins the top 180 \
-             (slowest free of each, the free-paths-by-trace table)."
+            "ARM/IWRAM, AI: ours' slowest free takes 252 cycles, above the goal's 187; above it: one binned \
+             neighbour 188, two binned neighbours 252; at or below it: joins the top 180 (each one's slowest, from the \
+             table of frees by trace)."
         );
         // A path at the limit meets it; no path at or below it, no such clause; the other trace's rows are not
         // this trace's.
-        let why = slowest_frees("ARM/IWRAM", "AI", &by_path(&[("joins the top", "300")]), 300, 187).unwrap();
-        assert!(why.contains("above 187: joins the top 300 (slowest"), "{why}");
-        let why = slowest_frees("ARM/IWRAM", "AI", &by_path(&[("a", "187"), ("b", "190")]), 190, 187).unwrap();
-        assert!(why.contains("above 187: b 190; at or below it: a 187 ("), "{why}");
+        let why = slowest("ARM/IWRAM", "AI", &by_path(&[("joins the top", "300")]), 300, 187).unwrap();
+        assert!(why.contains("above it: joins the top 300 (each"), "{why}");
+        let why = slowest("ARM/IWRAM", "AI", &by_path(&[("a", "187"), ("b", "190")]), 190, 187).unwrap();
+        assert!(why.contains("above it: b 190; at or below it: a 187 ("), "{why}");
         // A table where no path of the trace is above the limit cannot explain the miss: an error, not a guess.
-        assert!(slowest_frees("ARM/IWRAM", "AI", &by_path(&[("a", "150")]), 252, 187).is_err());
+        assert!(slowest("ARM/IWRAM", "AI", &by_path(&[("a", "150")]), 252, 187).is_err());
+        // Allocations: the table's last column names the operation.
+        let mut allocs =
+            by_path(&[("aligned to more than 8 bytes: out of line", "595"), ("aligned to 8 bytes or less", "300")]);
+        allocs.columns = ["trace", "alignment", "allocs", "alloc min", "alloc median", "alloc p99", "alloc max"]
+            .map(String::from)
+            .to_vec();
+        let why = slowest("ARM/IWRAM", "AI", &allocs, 595, 429).unwrap();
+        assert_eq!(
+            why,
+            "ARM/IWRAM, AI: ours' slowest allocation takes 595 cycles, above the goal's 429; above it: aligned to \
+             more than 8 bytes 595; at or below it: aligned to 8 bytes or less 300 (each one's slowest, from the \
+             table of allocations by trace)."
+        );
     }
 
     #[test]

@@ -52,8 +52,16 @@ impl Table {
 
     /// The number in that cell.
     pub fn number(&self, row: &str, column: &str) -> Result<u32, String> {
-        let cell = self.cell(row, column)?;
-        cell.parse().map_err(|_| format!("table {}: `{cell}` ({row}, {column}) is not a number", self.id))
+        let r = self.rows.iter().find(|r| r[0] == row).ok_or(format!("table {}: no row {row}", self.id))?;
+        self.number_in(r, column)
+    }
+
+    /// The number in `column` of `row`, one of this table's rows (for a table whose first cells repeat).
+    pub fn number_in(&self, row: &[String], column: &str) -> Result<u32, String> {
+        let c =
+            self.columns.iter().position(|c| c == column).ok_or(format!("table {}: no column {column}", self.id))?;
+        let cell = row.get(c).ok_or(format!("table {}: a short row", self.id))?;
+        cell.parse().map_err(|_| format!("table {}: `{cell}` ({}, {column}) is not a number", self.id, row[0]))
     }
 }
 
