@@ -49,12 +49,17 @@ pub trait Subject {
     }
 }
 
-/// The paths of our heap's free, by the free runs beside the block freed: what decides its work (`Heap::free`).
-pub const FREE_PATHS: [&str; 5] = [
+/// The paths of our heap's free, by the free runs beside the block freed and, but for the top and a tree
+/// neighbour, where the run they make goes: what decides its work (`Heap::free`). In [`TreeHeap::free_path`]'s
+/// order: the top, then by binned neighbours (none, one, two) into a bin or into the tree, then a tree neighbour.
+pub const FREE_PATHS: [&str; 8] = [
     "joins the top (the free run that ends the heap)",
-    "no free neighbour: filed in its bin or the tree",
-    "one binned neighbour: unlinked, the merged run filed",
-    "two binned neighbours: both unlinked, the merged run filed",
+    "no free neighbour, into its bin",
+    "no free neighbour, into the tree (over 31 blocks)",
+    "one binned neighbour, into its bin: unlinked, the merged run pushed",
+    "one binned neighbour, into the tree: unlinked, the merged run inserted",
+    "two binned neighbours, into its bin: both unlinked, the merged run pushed",
+    "two binned neighbours, into the tree: both unlinked, the merged run inserted",
     "a neighbour in the tree: merged into its node (`merge`)",
 ];
 
@@ -109,12 +114,13 @@ impl Subject for TreeHeap {
         while free(end + 1 + above) {
             above += 1;
         }
+        let into_tree = below + (end + 1 - start) + above > BINNED;
         Some(if end + 1 + above == count {
             0
         } else if below > BINNED || above > BINNED {
-            4
+            7
         } else {
-            1 + usize::from(below != 0) + usize::from(above != 0)
+            1 + 2 * (usize::from(below != 0) + usize::from(above != 0)) + usize::from(into_tree)
         })
     }
 }
@@ -302,7 +308,8 @@ fn replay<S: Subject>(region: &'static mut Region, trace: &Trace, work: &mut Wor
                 match ptr {
                     Some(p) => {
                         work.allocs.push(cycles);
-                        if let Some(kind) = subject.alloc_kind(layout).filter(|_| by_path) {
+                        let kind = if by_path { subject.alloc_kind(layout) } else { None };
+                        if let Some(kind) = kind {
                             work.alloc_kinds.all[kind].push(cycles);
                         }
                         work.live[usize::from(id)] = Some((p, layout));
@@ -400,7 +407,7 @@ fn fill_until_failure<S: Subject>(region: &'static mut Region) -> usize {
 /// Our frees on all the traces above, by path (`work.free_paths`, filled by `compare`): what each kind of free
 /// costs, against the peers' free medians in the trace tables; then the same trace by trace, and our allocations
 /// by kind trace by trace (`work.alloc_kinds`).
-pub fn by_path(work: &mut Work) {
+pub fn breakdowns(work: &mut Work) {
     report::table(
         "free paths",
         &["Tree-heap frees by path, all five traces, ", BUILD, ": cycles"],
@@ -409,7 +416,7 @@ pub fn by_path(work: &mut Work) {
     report::note(
         "free paths",
         format_args!(
-            "Ours' frees of the five trace tables above, by what the block's neighbours make the free do (read from the map before"
+            "Ours' frees of the five trace tables above, by what the block's neighbours make the free do and where the run goes (read from the map before"
         ),
     );
     report::note(
@@ -443,19 +450,22 @@ pub fn by_path(work: &mut Work) {
         &ALLOC_KINDS,
         &work.alloc_kinds,
     );
-    for samples in &mut work.alloc_kinds.all {
-        samples.clear();
-    }
 }
 
 /// A table `id` of our operations by trace and by `sorts` (their names), from `by`: `what` says which for the
 /// title; `columns`: the trace, the sort, the count and the four figures.
-fn by_trace<const K: usize>(id: &str, what: &str, columns: &[&str; 7], sorts: &[&str; K], by: &ByKind<K>) {
+fn by_trace<const K: usize, const N: usize>(
+    id: &str,
+    what: &str,
+    columns: &[&str; 7],
+    sorts: &[&str; K],
+    by: &ByKind<K, N>,
+) {
     report::table(id, &["Tree-heap ", what, ", ", BUILD, ": cycles"], columns);
     report::note(
         id,
         format_args!(
-            "Trace by trace, a row for each {} that occurs in the trace: where a trace's slowest operations come from.",
+            "Trace by trace, a row for each of the table's {}s that the trace's operations took: where its slowest come from.",
             columns[1]
         ),
     );

@@ -63,8 +63,8 @@ extern "C" fn main() -> ! {
     }
     heaps::fragmentation(&left);
     stack_intact("fragmentation");
-    heaps::by_path(work);
-    stack_intact("free paths");
+    heaps::breakdowns(work);
+    stack_intact("breakdowns");
     if timing::ARM {
         heaps::worst_case(region);
         stack_intact("worst case");

@@ -33,6 +33,10 @@ impl<const N: usize> Samples<N> {
         self.len += 1;
     }
 
+    pub fn count(&self) -> usize {
+        self.len
+    }
+
     /// `None` without samples. The median is the upper one; the 99th percentile is the nearest rank.
     pub fn summary(&mut self) -> Option<Summary> {
         self.summary_since(0)

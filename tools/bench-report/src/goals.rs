@@ -57,7 +57,6 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         if let Some(missing) = MAX_AT_BEST.iter().find(|id| !traces.iter().any(|t| t.id == **id)) {
             return Err(format!("{}: no trace table {missing}", build.name));
         }
-        let breakdowns = [table(ALLOC_KINDS_BY_TRACE)?, table(FREE_PATHS_BY_TRACE)?];
         for t in traces {
             let mut row = vec![build.name.to_string(), t.id.clone()];
             for column in ["alloc median", "alloc max", "free median", "free max"] {
@@ -70,19 +69,16 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
                     }
                 }
                 let (theirs, who) = best.ok_or(format!("{}: no peer", t.id))?;
-                let at_best = MAX_AT_BEST.contains(&t.id.as_str());
-                let met = if column.ends_with("median") {
-                    mine < theirs
-                } else if at_best {
-                    mine <= theirs
-                } else {
-                    mine * 2 <= theirs * 3
+                let met = match column.strip_suffix(" max") {
+                    None => mine < theirs,
+                    Some(op) => {
+                        let limit = max_limit(&t.id, theirs);
+                        if mine > limit {
+                            missed_max.push(slowest(build.name, t, table(by_trace(op))?, limit)?);
+                        }
+                        mine <= limit
+                    }
                 };
-                if column.ends_with("max") && !met {
-                    let limit = if at_best { theirs } else { theirs * 3 / 2 };
-                    let by = breakdowns[usize::from(column == "free max")];
-                    missed_max.push(slowest(build.name, &t.id, by, mine, limit)?);
-                }
                 let ratio = f64::from(mine) / f64::from(theirs);
                 let met = if met { "**yes**" } else { "no" };
                 row.push(format!("{mine} / {theirs} ({who}), {ratio:.2}×: {met}"));
@@ -98,47 +94,58 @@ pub fn tables(builds: &[Build]) -> Result<Vec<Table>, String> {
         }
         heap.notes.push(common_free(build)?);
     }
-    if !missed_max.is_empty() {
-        heap.notes.push(
-            "Each maximum missed, by the sorts of operation (free paths, allocations by alignment) whose slowest is \
-             above the goal:"
-                .into(),
-        );
-        heap.items = missed_max;
-    }
+    heap.items_lead = "Each maximum missed: the sorts of that operation (a free's path, an allocation's alignment) \
+                       whose slowest, in brackets, is above the goal, then the others (from the tables of frees and \
+                       allocations by trace)."
+        .into();
+    heap.items = missed_max;
     Ok(vec![pools, heap])
 }
 
-/// The benchmark's tables of our allocations by trace and alignment, and of our frees by trace and path: the
-/// trace, the sort, the count, then the four figures.
-const ALLOC_KINDS_BY_TRACE: &str = "alloc kinds by trace";
-const FREE_PATHS_BY_TRACE: &str = "free paths by trace";
+/// The most cycles ours' slowest operation may take on `trace`, the best peer's slowest taking `theirs`: as many
+/// on the traces of [`MAX_AT_BEST`], else 1.5× as many (rounded down: cycles are whole).
+fn max_limit(trace: &str, theirs: u32) -> u32 {
+    if MAX_AT_BEST.contains(&trace) { theirs } else { theirs * 3 / 2 }
+}
 
-/// Why ours' slowest operation on `trace` of `build` (`mine` cycles) is above the goal's `limit`, from `by`, the
-/// allocations' or the frees' table by trace: which sorts of it have a slowest operation above the limit, and
-/// how slow the others get.
-fn slowest(build: &str, trace: &str, by: &Table, mine: u32, limit: u32) -> Result<String, String> {
+/// The benchmark's table of our `op`s ("alloc" or "free") by trace and by sort (alignment, path): the trace, the
+/// sort, the count, then the four figures.
+fn by_trace(op: &str) -> &'static str {
+    if op == "free" { "free paths by trace" } else { "alloc kinds by trace" }
+}
+
+/// Why ours' slowest operation on the trace table `trace` of `build` is above the goal's `limit`, from `by`, the
+/// allocations' or the frees' table by trace (its last column names the operation): the sorts of operation whose
+/// slowest is above the limit, and the others'. `by` must account for every operation of ours in `trace`, its
+/// count and its slowest, or this is an error.
+fn slowest(build: &str, trace: &Table, by: &Table, limit: u32) -> Result<String, String> {
     let column = by.columns.last().ok_or(format!("{}: no columns", by.id))?;
-    let what = if column.starts_with("free") { "free" } else { "allocation" };
-    let (mut above, mut below) = (Vec::new(), Vec::new());
-    for row in by.rows.iter().filter(|r| r[0] == trace) {
+    let op = column.strip_suffix(" max").ok_or(format!("{}: last column {column}", by.id))?;
+    let mine = trace.number(OURS, column)?;
+    let count = trace.number(OURS, &format!("{op}s"))?;
+    let (mut above, mut below, mut slowest, mut counted) = (Vec::new(), Vec::new(), 0, 0);
+    for row in by.rows.iter().filter(|r| r[0] == trace.id) {
         let max = by.number_in(row, column)?;
-        // The sort's name up to its explanation: "two binned neighbours: both unlinked, …" -> "two binned
-        // neighbours".
+        slowest = slowest.max(max);
+        counted += by.number_in(row, &by.columns[2])?;
+        // The sort's name up to its explanation: "two binned neighbours, …: both unlinked" -> "two binned
+        // neighbours, …".
         let name = row[1].split([':', '(']).next().unwrap_or(&row[1]).trim();
-        if max > limit { &mut above } else { &mut below }.push(format!("{name} {max}"));
+        if max > limit { &mut above } else { &mut below }.push(format!("{name} ({max})"));
     }
-    if above.is_empty() {
-        return Err(format!("{}: nothing of {trace} reaches its {column} {mine}", by.id));
+    if (slowest, counted) != (mine, count) {
+        return Err(format!(
+            "{}: {}'s {op}s by sort come to {counted}, the slowest {slowest}; the trace table has {count}, the \
+             slowest {mine}",
+            by.id, trace.id
+        ));
     }
-    let mut why = format!(
-        "{build}, {trace}: ours' slowest {what} takes {mine} cycles, above the goal's {limit}; above it: {}",
-        above.join(", ")
-    );
+    let what = if op == "free" { "free" } else { "allocation" };
+    let mut why =
+        format!("{build}, {}: ours' slowest {what} {mine} cycles. Above {limit}: {}.", trace.id, above.join("; "));
     if !below.is_empty() {
-        why += &format!("; at or below it: {}", below.join(", "));
+        why += &format!(" At or below: {}.", below.join("; "));
     }
-    why += &format!(" (each one's slowest, from the table of {what}s by trace).");
     Ok(why)
 }
 
@@ -284,8 +291,8 @@ const HEAP_NOTES: &[&str] = &[
      caller's layout on free, talc and rlsf find a size class with a bit scan and keep their headers next to the \
      block. Ours' slowest frees (merges) and allocations (splits) reach the tree (insert and remove with \
      rebalancing), which the worst-case table bounds by the number of tree runs; but the tree is not the whole cost \
-     of a missed maximum: the list below names, for each missed free maximum, the free paths whose slowest free \
-     is above the goal (a merge of binned neighbours reaches the tree only when the merged run has more than 31 \
+     of a missed maximum: the list below names, for each missed maximum, the sorts of that operation whose \
+     slowest is above the goal (a merge of binned neighbours reaches the tree only when the merged run has more than 31 \
      blocks). A fifth of the random mix's requests ask for 16-byte alignment, which a run gives from its \
      first aligned block: they leave the fast path to search the bins and the tree for a run that holds them after \
      that padding (the table of allocations by trace and alignment gives their cost apart); most of their cost is \
@@ -331,56 +338,86 @@ mod tests {
         }
     }
 
-    /// A free-paths-by-trace table: two traces, the second's paths with the slowest frees given.
-    fn by_path(maxima: &[(&str, &str)]) -> Table {
-        let columns = ["trace", "path", "frees", "free min", "free median", "free p99", "free max"];
-        let mut rows = vec![["other", "two binned neighbours: both unlinked", "1", "9", "9", "999", "999"]];
-        for (path, max) in maxima {
-            rows.push(["AI", path, "5", "1", "2", "3", max]);
-        }
+    /// The trace table "AI": ours' count and slowest of allocations and of frees, and a peer's row.
+    fn trace(allocs: [&str; 2], frees: [&str; 2]) -> Table {
+        // The benchmark's trace table (bench/src/heaps.rs, `compare`).
+        let columns = "allocator,allocs,alloc min,alloc median,alloc p99,alloc max,failed,failed median,failed max,\
+                       frees,free min,free median,free p99,free max";
+        let [a, a_max] = allocs;
+        let [f, f_max] = frees;
+        let ours = [OURS, a, "1", "2", "3", a_max, "0", "–", "–", f, "1", "2", "3", f_max];
+        let peer = ["list", "9", "1", "2", "3", "187", "0", "–", "–", "9", "1", "2", "3", "187"];
         Table {
-            id: FREE_PATHS_BY_TRACE.into(),
-            columns: columns.map(String::from).to_vec(),
-            rows: rows.into_iter().map(|r| r.map(String::from).to_vec()).collect(),
+            id: "AI".into(),
+            columns: columns.split(',').map(String::from).collect(),
+            rows: vec![ours.map(String::from).to_vec(), peer.map(String::from).to_vec()],
             ..Table::default()
         }
     }
 
+    /// A table of ours' `op`s by trace: another trace's row, then the AI trace's sorts (name, count, slowest).
+    fn by_sort(op: &str, sorts: &[(&str, &str, &str)]) -> Table {
+        let columns = ["trace", "sort", &format!("{op}s"), &format!("{op} min"), "", "", &format!("{op} max")];
+        let mut rows = vec![["other", "a", "7", "1", "2", "999", "999"].map(String::from).to_vec()];
+        for (name, count, max) in sorts {
+            rows.push(["AI", name, count, "1", "2", "3", max].map(String::from).to_vec());
+        }
+        Table { id: by_trace(op).into(), columns: columns.map(String::from).to_vec(), rows, ..Table::default() }
+    }
+
     #[test]
-    fn a_missed_free_max_names_the_paths_above_the_limit() {
-        let t = by_path(&[
-            ("joins the top (the free run that ends the heap)", "180"),
-            ("one binned neighbour: unlinked, the merged run filed", "188"),
-            ("two binned neighbours: both unlinked, the merged run filed", "252"),
-        ]);
-        let why = slowest("ARM/IWRAM", "AI", &t, 252, 187).unwrap();
+    fn a_missed_maximum_names_the_sorts_above_the_limit() {
+        let frees = by_sort(
+            "free",
+            &[
+                ("joins the top (the free run that ends the heap)", "5", "180"),
+                ("one binned neighbour, into its bin: unlinked", "5", "188"),
+                ("two binned neighbours, into its bin: both unlinked", "5", "252"),
+            ],
+        );
+        let t = trace(["1", "100"], ["15", "252"]);
+        assert_eq!(
+            slowest("ARM/IWRAM", &t, &frees, 187).unwrap(),
+            "ARM/IWRAM, AI: ours' slowest free 252 cycles. Above 187: one binned neighbour, into its bin (188); two \
+             binned neighbours, into its bin (252). At or below: joins the top (180)."
+        );
+        // A sort at the limit meets it; with none at or below it, no such clause.
+        let t = trace(["1", "100"], ["10", "190"]);
+        let why = slowest("ARM/IWRAM", &t, &by_sort("free", &[("a", "5", "187"), ("b", "5", "190")]), 187).unwrap();
+        assert!(why.ends_with("Above 187: b (190). At or below: a (187)."), "{why}");
+        let why = slowest("ARM/IWRAM", &t, &by_sort("free", &[("b", "10", "190")]), 187).unwrap();
+        assert!(why.ends_with("Above 187: b (190)."), "{why}");
+        // Allocations, from their own columns.
+        let allocs =
+            by_sort("alloc", &[("aligned to more than 8 bytes: out", "2", "595"), ("8 bytes or less", "3", "487")]);
+        let why = slowest("ARM/IWRAM", &trace(["5", "595"], ["1", "100"]), &allocs, 429).unwrap();
         assert_eq!(
             why,
-            "ARM/IWRAM, AI: ours' slowest free takes 252 cycles, above the goal's 187; above it: one binned \
-             neighbour 188, two binned neighbours 252; at or below it: joins the top 180 (each one's slowest, from the \
-             table of frees by trace)."
+            "ARM/IWRAM, AI: ours' slowest allocation 595 cycles. Above 429: aligned to more than 8 bytes (595); 8 \
+             bytes or less (487)."
         );
-        // A path at the limit meets it; no path at or below it, no such clause; the other trace's rows are not
-        // this trace's.
-        let why = slowest("ARM/IWRAM", "AI", &by_path(&[("joins the top", "300")]), 300, 187).unwrap();
-        assert!(why.contains("above it: joins the top 300 (each"), "{why}");
-        let why = slowest("ARM/IWRAM", "AI", &by_path(&[("a", "187"), ("b", "190")]), 190, 187).unwrap();
-        assert!(why.contains("above it: b 190; at or below it: a 187 ("), "{why}");
-        // A table where no path of the trace is above the limit cannot explain the miss: an error, not a guess.
-        assert!(slowest("ARM/IWRAM", "AI", &by_path(&[("a", "150")]), 252, 187).is_err());
-        // Allocations: the table's last column names the operation.
-        let mut allocs =
-            by_path(&[("aligned to more than 8 bytes: out of line", "595"), ("aligned to 8 bytes or less", "300")]);
-        allocs.columns = ["trace", "alignment", "allocs", "alloc min", "alloc median", "alloc p99", "alloc max"]
-            .map(String::from)
-            .to_vec();
-        let why = slowest("ARM/IWRAM", "AI", &allocs, 595, 429).unwrap();
-        assert_eq!(
-            why,
-            "ARM/IWRAM, AI: ours' slowest allocation takes 595 cycles, above the goal's 429; above it: aligned to \
-             more than 8 bytes 595; at or below it: aligned to 8 bytes or less 300 (each one's slowest, from the \
-             table of allocations by trace)."
-        );
+        // A breakdown that does not account for the trace's operations (their count or their slowest) is refused:
+        // it would explain other figures than the table's.
+        for (count, max) in [("16", "252"), ("15", "251")] {
+            let t = trace(["1", "100"], [count, max]);
+            assert!(slowest("ARM/IWRAM", &t, &frees, 187).is_err(), "{count} frees, slowest {max}");
+        }
+        assert!(slowest("ARM/IWRAM", &trace(["3", "7"], ["15", "252"]), &frees, 187).is_ok());
+        assert!(slowest("ARM/IWRAM", &trace(["15", "252"], ["15", "252"]), &allocs, 429).is_err());
+    }
+
+    #[test]
+    fn the_maximum_goal_is_the_best_peer_or_one_and_a_half_times_it() {
+        assert_eq!(max_limit("AI scratch", 187), 187);
+        assert_eq!(max_limit("agb Vec<u8>", 277), 277);
+        assert_eq!(max_limit("random mix", 286), 429);
+        // For an odd figure, the whole cycles within 1.5×: 277 × 1.5 = 415.5.
+        assert_eq!(max_limit("random mix", 277), 415);
+        for theirs in 1..600 {
+            for mine in theirs..2 * theirs {
+                assert_eq!(mine <= max_limit("adversarial", theirs), 2 * mine <= 3 * theirs, "{mine} / {theirs}");
+            }
+        }
     }
 
     #[test]

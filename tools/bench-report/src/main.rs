@@ -37,17 +37,16 @@ pub struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub notes: Vec<String>,
-    /// A list after the notes' paragraph, an item each.
+    /// A list after the notes' paragraph, an item each, led by a paragraph of its own (when there are items).
+    pub items_lead: String,
     pub items: Vec<String>,
 }
 
 impl Table {
     /// The cell of `row` (named by its first cell) in `column`.
     pub fn cell(&self, row: &str, column: &str) -> Result<&str, String> {
-        let c =
-            self.columns.iter().position(|c| c == column).ok_or(format!("table {}: no column {column}", self.id))?;
         let r = self.rows.iter().find(|r| r[0] == row).ok_or(format!("table {}: no row {row}", self.id))?;
-        r.get(c).map(String::as_str).ok_or(format!("table {}: row {row} is short", self.id))
+        self.cell_in(r, column)
     }
 
     /// The number in that cell.
@@ -56,11 +55,16 @@ impl Table {
         self.number_in(r, column)
     }
 
-    /// The number in `column` of `row`, one of this table's rows (for a table whose first cells repeat).
-    pub fn number_in(&self, row: &[String], column: &str) -> Result<u32, String> {
+    /// The cell in `column` of `row`, one of this table's rows (for a table whose first cells repeat).
+    pub fn cell_in<'a>(&self, row: &'a [String], column: &str) -> Result<&'a str, String> {
         let c =
             self.columns.iter().position(|c| c == column).ok_or(format!("table {}: no column {column}", self.id))?;
-        let cell = row.get(c).ok_or(format!("table {}: a short row", self.id))?;
+        row.get(c).map(String::as_str).ok_or(format!("table {}: row {} is short", self.id, row[0]))
+    }
+
+    /// The number in that cell.
+    pub fn number_in(&self, row: &[String], column: &str) -> Result<u32, String> {
+        let cell = self.cell_in(row, column)?;
         cell.parse().map_err(|_| format!("table {}: `{cell}` ({}, {column}) is not a number", self.id, row[0]))
     }
 }
@@ -320,7 +324,7 @@ fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<Table, String> {
             h.sprite_slots.peak,
             h.heap_peak
         )],
-        items: Vec::new(),
+        ..Table::default()
     })
 }
 
@@ -340,7 +344,7 @@ pub fn render(table: &Table, level: &str) -> String {
         write!(out, "\n{}\n", table.notes.join(" ")).unwrap();
     }
     if !table.items.is_empty() {
-        out.push('\n');
+        write!(out, "\n{}\n\n", table.items_lead).unwrap();
         for item in &table.items {
             writeln!(out, "- {item}").unwrap();
         }
