@@ -19,7 +19,7 @@ pub struct Work {
     pub failed: Samples<SAMPLES>,
     pub frees: Samples<SAMPLES>,
     /// Our heap's frees by path (`heaps::FREE_PATHS`), and its allocations by alignment (`heaps::ALLOC_KINDS`).
-    /// No path is taken by more than half of the traces' frees (the commonest, 2,935 of 5,707), so half a
+    /// No path is taken by more than half of the traces' frees (the commonest, 2,927 of 5,707), so half a
     /// `Samples` each keeps eight of them in 64 KB (a trace that takes one more often stops the run, as a
     /// `Samples` does, rather than drop any).
     pub free_paths: ByKind<{ crate::heaps::FREE_PATHS.len() }, { SAMPLES / 2 }>,

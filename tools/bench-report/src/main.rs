@@ -45,14 +45,17 @@ pub struct Table {
 impl Table {
     /// The cell of `row` (named by its first cell) in `column`.
     pub fn cell(&self, row: &str, column: &str) -> Result<&str, String> {
-        let r = self.rows.iter().find(|r| r[0] == row).ok_or(format!("table {}: no row {row}", self.id))?;
-        self.cell_in(r, column)
+        self.cell_in(self.row(row)?, column)
     }
 
     /// The number in that cell.
     pub fn number(&self, row: &str, column: &str) -> Result<u32, String> {
-        let r = self.rows.iter().find(|r| r[0] == row).ok_or(format!("table {}: no row {row}", self.id))?;
-        self.number_in(r, column)
+        self.number_in(self.row(row)?, column)
+    }
+
+    /// The first row whose first cell is `name`.
+    fn row(&self, name: &str) -> Result<&[String], String> {
+        self.rows.iter().find(|r| r[0] == name).map(Vec::as_slice).ok_or(format!("table {}: no row {name}", self.id))
     }
 
     /// The cell in `column` of `row`, one of this table's rows (for a table whose first cells repeat).
