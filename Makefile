@@ -43,15 +43,19 @@ fixture: setup
 	cargo build --release --example alloc_state --example faults --example bullet_hell
 
 # The allocator crate's quick-start ROMs (crates/examples/), which tools/harness/tests/examples.rs
-# runs: one on the gba crate's runtime (a member of this workspace), one on agb's (a workspace of its own, built
-# with agb's linker settings; its first build compiles agb and its build-time converters, about 4 minutes).
+# runs, each a workspace of its own as a new game is: one on the gba crate's runtime, linked with that crate's
+# linker script, copied beside it as the crate README tells a new game to (`cargo metadata` names where cargo
+# unpacked the gba crate the lock file pins); one on agb's, built with agb's linker settings (its first build
+# compiles agb and its build-time converters, about 4 minutes).
+GBA_QUICKSTART := crates/examples/gba-quickstart
 examples: setup
-	cargo build --release -p gba-quickstart
+	cd $(GBA_QUICKSTART) && cp "$$(cargo metadata --format-version 1 --locked \
+	  | grep -o '"manifest_path":"[^"]*/gba-[0-9][^"/]*/Cargo.toml"' | sed 's/^.*:"//; s/Cargo.toml"$$//')linker_scripts/mono_boot.ld" .
+	cd $(GBA_QUICKSTART) && cargo build --release
 	cd crates/examples/agb-quickstart && cargo build --release
 
 # Formatting (rustfmt.toml) and clippy (every warning an error) of every crate: the game's workspace (game, bench,
-# the allocator crate, the gba quick start), tools/, the agb quick start and the fuzz target, each a workspace of
-# its own. The game's workspace is linted for the GBA without the allocator crate's host tests (they need std),
+# the allocator crate), tools/, the two quick starts and the fuzz target, each a workspace of its own. The game's workspace is linted for the GBA without the allocator crate's host tests (they need std),
 # which are linted from the crate's folder: on nightly with every feature but `gba`, and on stable; the crate's GBA
 # code with all its features from the root. ROM binaries are no test targets: `--tests` would build them with the
 # host's test harness. Last, the crate as it would be published: its docs without a warning, and `cargo package`
@@ -60,6 +64,7 @@ CLIPPY := -- -D warnings
 lint: setup
 	cargo fmt --all --check
 	cd tools && cargo fmt --all --check
+	cd $(GBA_QUICKSTART) && cargo fmt --check
 	cd crates/examples/agb-quickstart && cargo fmt --check
 	cd crates/stackshot-alloc/fuzz && cargo fmt --check
 	cargo clippy --workspace --exclude stackshot-alloc --lib --bins --tests --examples $(CLIPPY)
@@ -67,6 +72,7 @@ lint: setup
 	cd $(CRATE) && cargo clippy --all-targets --features allocator-api,testing,iwram $(CLIPPY)
 	cd $(CRATE) && cargo +stable clippy --all-targets --features testing $(CLIPPY)
 	cd tools && cargo clippy --workspace --all-targets $(CLIPPY)
+	cd $(GBA_QUICKSTART) && cargo clippy $(CLIPPY)
 	cd crates/examples/agb-quickstart && cargo clippy $(CLIPPY)
 	cd $(CRATE)/fuzz && cargo clippy --all-targets $(CLIPPY)
 	cd $(CRATE) && RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features allocator-api,testing,gba

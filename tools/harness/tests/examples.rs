@@ -75,6 +75,47 @@ fn agb_quickstart_prints_its_pool_and_heap_results() {
     check_quickstart(&common::agb_quickstart());
 }
 
+/// The files the crate README shows whole: each fenced block right after a line `<!-- path -->`, by that path
+/// (from the repository's root), in the order shown.
+fn shown_files(readme: &str) -> Vec<(&str, String)> {
+    let mut shown = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        let Some(path) = line.strip_prefix("<!-- ").and_then(|rest| rest.strip_suffix(" -->")) else { continue };
+        let fence = lines.next().unwrap_or_default();
+        assert!(fence.starts_with("```"), "`{line}` is not followed by a fenced block but by `{fence}`");
+        let body: Vec<_> = lines.by_ref().take_while(|l| *l != "```").collect();
+        shown.push((path, body.iter().map(|l| format!("{l}\n")).collect()));
+    }
+    shown
+}
+
+/// The crate README's gba quick start is the example that `make examples` builds and the test above runs: every
+/// file of it, as it is.
+#[test]
+fn the_crate_readme_shows_the_gba_quickstart_as_it_is() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("crates/stackshot-alloc/README.md")).unwrap();
+    let shown = shown_files(&readme);
+    let example = "crates/examples/gba-quickstart/";
+    let paths: Vec<_> = shown.iter().map(|(path, _)| *path).collect();
+    let files = ["Cargo.toml", "rust-toolchain.toml", ".cargo/config.toml", "build.rs", "src/main.rs"];
+    assert_eq!(paths, files.map(|f| format!("{example}{f}")), "the files the README shows");
+    for (path, body) in shown {
+        let file = std::fs::read_to_string(root.join(path)).unwrap();
+        if let Some((n, (a, b))) = body.lines().zip(file.lines()).enumerate().find(|(_, (a, b))| a != b) {
+            panic!("{path} line {}: the README shows\n{a}\nthe file has\n{b}", n + 1);
+        }
+        assert_eq!(body.lines().count(), file.lines().count(), "{path}: lines in the README and in the file");
+    }
+}
+
+#[test]
+fn shown_files_reads_each_marked_block() {
+    let readme = "text\n<!-- a.toml -->\n```toml\nx = 1\n\ny = 2\n```\n<!-- b -->\n```\n```\nmore\n```rust\nno\n```\n";
+    assert_eq!(shown_files(readme), [("a.toml", "x = 1\n\ny = 2\n".to_string()), ("b", String::new())]);
+}
+
 #[test]
 fn capture_takes_the_fields_between_the_literals() {
     assert_eq!(capture("a 1 b 22 c", "a {} b {} c"), Some(vec!["1", "22"]));

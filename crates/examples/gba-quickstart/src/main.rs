@@ -1,8 +1,6 @@
-//! stackshot-alloc in a game on the `gba` crate: a pool of bullets in IWRAM, and the heap in IWRAM as the
-//! program's `#[global_allocator]` (the gba crate has none), so `Vec` and `Box` work as usual.
-//!
-//! `cargo run --release -p gba-quickstart` (from the repository root) plays it in mGBA; the lines it prints go
-//! to mGBA's log.
+//! stackshot-alloc in a game on the `gba` crate: a pool of bullets and the heap, both in IWRAM; the heap is the
+//! program's `#[global_allocator]` (the gba crate has none), so `Vec` and `Box` work as usual. mGBA plays the
+//! ELF that `cargo build --release` writes; the lines it prints go to mGBA's log.
 #![no_std]
 #![no_main]
 
@@ -16,34 +14,36 @@ use stackshot_alloc::heap::GlobalHeap;
 use stackshot_alloc::irq::IrqLock;
 use stackshot_alloc::pool::IndexPool;
 
+/// Every `Vec`, `Box` and `String` comes from here: 4 KB in IWRAM (a static of the runtime's `.bss`, so no
+/// copy in ROM), set up by the first allocation. `IrqLock` masks interrupts for the few cycles of each heap
+/// call, so interrupt handlers may allocate too.
+#[global_allocator]
+static HEAP: GlobalHeap<IrqLock, 4096> = GlobalHeap::new();
+
 #[derive(Debug)]
 struct Bullet {
     y: i16,
     dy: i16,
 }
 
-// The gba crate's runtime copies `.data` and zeroes `.bss`, and the linker script puts both in IWRAM, so plain
-// statics are there already.
-/// The bullet pool's tag: its handles are `Handle<Bullet, u8, Shots>`, which no other pool of bullets takes.
+/// The bullet pool's tag: its handles are `Handle<Bullet, u8, Shots>`, which no pool with another tag takes (a
+/// compile error).
 struct Shots;
 
+/// Up to 32 bullets, in IWRAM like every plain static here (the linker script puts `.data` and `.bss` there).
 static mut BULLETS: IndexPool<Bullet, u8, 32, Shots> = IndexPool::new();
-
-/// Every `Vec`, `Box` and `String` now comes from here: a 2 KB heap with its own region (a static, so in IWRAM,
-/// and uninitialised, so no copy in ROM), set up by the first allocation. `IrqLock` masks interrupts for the
-/// few cycles of each heap call, so interrupt handlers may allocate too.
-#[global_allocator]
-static HEAP: GlobalHeap<IrqLock, 2048> = GlobalHeap::new();
 
 #[unsafe(no_mangle)]
 extern "C" fn main() -> ! {
-    // SAFETY: `main` runs once and is the only code that names BULLETS: this is the one borrow of the pool.
+    // SAFETY: `main` runs once and is the only code that names BULLETS: this is the one borrow of the pool. (An
+    // interrupt handler must never name it: a pool shared with one goes in an `IrqMutex`.)
     let bullets = unsafe {
         let pool = &raw mut BULLETS;
         &mut *pool
     };
 
-    // The pool: five bullets fly up 15 pixels; those that leave the screen go back to the pool.
+    // Five bullets fly up 15 pixels; those that leave the screen go back to the pool. A full pool would hand
+    // the bullet back in its `Err`.
     let shots: [_; 5] = core::array::from_fn(|i| bullets.alloc(Bullet { y: 10 * i as i16, dy: -15 }).unwrap());
     for h in shots {
         let b = bullets.get_mut(h).unwrap();
@@ -52,7 +52,8 @@ extern "C" fn main() -> ! {
             bullets.free(h).unwrap();
         }
     }
-    // A freed handle reads as `Err(Dangling)`, and freeing it again is `Err(DoubleFree)`: the pool is unchanged.
+    // A freed handle is stale: reading it is `Err(Dangling)`, even once its slot holds a new bullet, and freeing
+    // it again is `Err(DoubleFree)`. The pool is unchanged.
     let y_sum: i16 = shots.iter().filter_map(|&h| bullets.get(h).ok()).map(|b| b.y).sum();
     let twice = bullets.free(shots[0]);
     log(format_args!(
@@ -62,8 +63,7 @@ extern "C" fn main() -> ! {
     ));
 
     // The heap, as the global allocator.
-    let mut squares = Vec::new();
-    squares.extend((1..=10u32).map(|n| n * n));
+    let squares: Vec<u32> = (1..=10).map(|n| n * n).collect();
     let boxed = Box::new(42u32);
     let stats = HEAP.stats().unwrap();
     log(format_args!(

@@ -133,8 +133,8 @@
 //!   passes only its successor trades places with it, with no walk or rebalancing (`tree_grow`).
 //!
 //! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 256 bytes for `LockedHeap`'s
-//! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 296 for its free
-//! (`free_block`), and 5 736 for the out-of-line functions: 8 288 bytes of IWRAM. `docs/benchmarks.md` has the
+//! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 300 for its free
+//! (`free_block`), and 5 736 for the out-of-line functions: 8 292 bytes of IWRAM. `docs/benchmarks.md` has the
 //! worst case against the number of tree runs.
 
 mod adapter;

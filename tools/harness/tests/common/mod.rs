@@ -29,9 +29,9 @@ pub fn scene_elf() -> PathBuf {
     built("target/thumbv4t-none-eabi/release/examples/bullet_hell")
 }
 
-/// The quick-start ROM on the gba crate's runtime (ELF; mGBA loads it as it is).
+/// The quick-start ROM on the gba crate's runtime, from its own workspace (ELF; mGBA loads it as it is).
 pub fn gba_quickstart() -> PathBuf {
-    built("target/thumbv4t-none-eabi/release/gba-quickstart")
+    built("crates/examples/gba-quickstart/target/thumbv4t-none-eabi/release/gba-quickstart")
 }
 
 /// The quick-start ROM on agb's runtime, from its own workspace.
