@@ -77,6 +77,7 @@ extern "C" fn main() -> ! {
     drop((squares, boxed));
     log(format_args!("heap: {} bytes used after drop", HEAP.stats().unwrap().used_bytes));
 
+    // A game's frame loop would go here. This one halts the CPU, for good: it enables no interrupt.
     loop {
         gba::bios::VBlankIntrWait();
     }
