@@ -1,5 +1,6 @@
 //! The quick-start ROMs of `crates/examples/`, as `make examples` built them: each runs a pool
-//! and the heap on its runtime and prints what they did; this checks every figure.
+//! and the heap on its runtime and prints what they did; this checks every figure, and that the crate README
+//! shows the gba one as it is.
 mod common;
 
 use harness::emulator::Emulator;
@@ -75,19 +76,38 @@ fn agb_quickstart_prints_its_pool_and_heap_results() {
     check_quickstart(&common::agb_quickstart());
 }
 
-/// The files the crate README shows whole: each fenced block right after a line `<!-- path -->`, by that path
-/// (from the repository's root), in the order shown.
+/// The files the crate README shows whole: each fenced block right after a line `<!-- file: path -->`, by that
+/// path (from the repository's root). A block ends at the first line that is only a fence: the files shown hold
+/// none.
 fn shown_files(readme: &str) -> Vec<(&str, String)> {
     let mut shown = Vec::new();
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {
-        let Some(path) = line.strip_prefix("<!-- ").and_then(|rest| rest.strip_suffix(" -->")) else { continue };
+        let Some(path) = line.strip_prefix("<!-- file: ").and_then(|rest| rest.strip_suffix(" -->")) else { continue };
         let fence = lines.next().unwrap_or_default();
         assert!(fence.starts_with("```"), "`{line}` is not followed by a fenced block but by `{fence}`");
-        let body: Vec<_> = lines.by_ref().take_while(|l| *l != "```").collect();
-        shown.push((path, body.iter().map(|l| format!("{l}\n")).collect()));
+        let body = lines.by_ref().take_while(|l| *l != "```").map(|l| format!("{l}\n")).collect();
+        shown.push((path, body));
     }
     shown
+}
+
+/// The files of the folder `dir` and below (paths from `root`), but for what building it adds: `target/`, the
+/// lock file and the linker script `make examples` copies in.
+fn example_files(root: &Path, dir: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let path = format!("{dir}{name}");
+        if root.join(&path).is_dir() {
+            if name != "target" {
+                files.extend(example_files(root, &format!("{path}/")));
+            }
+        } else if name != "Cargo.lock" && name != "mono_boot.ld" {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// The crate README's gba quick start is the example that `make examples` builds and the test above runs: every
@@ -97,22 +117,25 @@ fn the_crate_readme_shows_the_gba_quickstart_as_it_is() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let readme = std::fs::read_to_string(root.join("crates/stackshot-alloc/README.md")).unwrap();
     let shown = shown_files(&readme);
-    let example = "crates/examples/gba-quickstart/";
-    let paths: Vec<_> = shown.iter().map(|(path, _)| *path).collect();
-    let files = ["Cargo.toml", "rust-toolchain.toml", ".cargo/config.toml", "build.rs", "src/main.rs"];
-    assert_eq!(paths, files.map(|f| format!("{example}{f}")), "the files the README shows");
+    let mut paths: Vec<_> = shown.iter().map(|(path, _)| path.to_string()).collect();
+    let mut files = example_files(&root, "crates/examples/gba-quickstart/");
+    paths.sort();
+    files.sort();
+    assert_eq!(paths, files, "the files the README shows, and the example's");
     for (path, body) in shown {
         let file = std::fs::read_to_string(root.join(path)).unwrap();
-        if let Some((n, (a, b))) = body.lines().zip(file.lines()).enumerate().find(|(_, (a, b))| a != b) {
-            panic!("{path} line {}: the README shows\n{a}\nthe file has\n{b}", n + 1);
+        if body != file {
+            let differs = body.lines().zip(file.lines()).position(|(a, b)| a != b);
+            let n = differs.unwrap_or(body.lines().count().min(file.lines().count()));
+            let at = |text: &str| text.lines().nth(n).unwrap_or("(the end)").to_string();
+            panic!("{path} line {}: the README shows\n{}\nthe file has\n{}", n + 1, at(&body), at(&file));
         }
-        assert_eq!(body.lines().count(), file.lines().count(), "{path}: lines in the README and in the file");
     }
 }
 
 #[test]
 fn shown_files_reads_each_marked_block() {
-    let readme = "text\n<!-- a.toml -->\n```toml\nx = 1\n\ny = 2\n```\n<!-- b -->\n```\n```\nmore\n```rust\nno\n```\n";
+    let readme = "<!-- note -->\n<!-- file: a.toml -->\n```toml\nx = 1\n\ny = 2\n```\n<!-- file: b -->\n```\n```\n```rust\nno\n```\n";
     assert_eq!(shown_files(readme), [("a.toml", "x = 1\n\ny = 2\n".to_string()), ("b", String::new())]);
 }
 

@@ -44,7 +44,10 @@ extern "C" fn main() -> ! {
 
     // Five bullets fly up 15 pixels; those that leave the screen go back to the pool. A full pool would hand
     // the bullet back in its `Err`.
-    let shots: [_; 5] = core::array::from_fn(|i| bullets.alloc(Bullet { y: 10 * i as i16, dy: -15 }).unwrap());
+    let shots: [_; 5] = core::array::from_fn(|i| {
+        let y = 10 * i as i16;
+        bullets.alloc(Bullet { y, dy: -15 }).unwrap()
+    });
     for h in shots {
         let b = bullets.get_mut(h).unwrap();
         b.y += b.dy;
@@ -52,9 +55,10 @@ extern "C" fn main() -> ! {
             bullets.free(h).unwrap();
         }
     }
-    // A freed handle is stale: reading it is `Err(Dangling)`, even once its slot holds a new bullet, and freeing
-    // it again is `Err(DoubleFree)`. The pool is unchanged.
-    let y_sum: i16 = shots.iter().filter_map(|&h| bullets.get(h).ok()).map(|b| b.y).sum();
+    // A freed handle is refused, and the pool is unchanged: `Err(Dangling)` to read it, `Err(DoubleFree)` to free it
+    // again, and `Err(Stale)` for both once its slot holds a new bullet.
+    let live = shots.iter().filter_map(|&h| bullets.get(h).ok());
+    let y_sum: i16 = live.map(|b| b.y).sum();
     let twice = bullets.free(shots[0]);
     log(format_args!(
         "pool: {} live, y sum {y_sum}, second free {twice:?}, slots at {:p}",
@@ -75,7 +79,8 @@ extern "C" fn main() -> ! {
         stats.capacity
     ));
     drop((squares, boxed));
-    log(format_args!("heap: {} bytes used after drop", HEAP.stats().unwrap().used_bytes));
+    let left = HEAP.stats().unwrap().used_bytes;
+    log(format_args!("heap: {left} bytes used after drop"));
 
     // A game's frame loop would go here. This one halts the CPU, for good: it enables no interrupt.
     loop {
