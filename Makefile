@@ -56,12 +56,13 @@ examples: setup
 	cd $(GBA_QUICKSTART) && cargo build --release
 	cd crates/examples/agb-quickstart && cargo build --release
 
-# Formatting (rustfmt.toml) and clippy (every warning an error) of every crate: the game's workspace (game, bench,
-# the allocator crate), tools/, the two quick starts and the fuzz target, each a workspace of its own. The game's workspace is linted for the GBA without the allocator crate's host tests (they need std),
-# which are linted from the crate's folder: on nightly with every feature but `gba`, and on stable; the crate's GBA
-# code with all its features from the root. ROM binaries are no test targets: `--tests` would build them with the
-# host's test harness. Last, the crate as it would be published: its docs without a warning, and `cargo package`
-# (which builds the packaged crate on its own, on stable).
+# Formatting (rustfmt.toml) and clippy (every warning an error) of every crate: the game's workspace (game, bench, the
+# allocator crate), tools/, the two quick starts and the fuzz target, each a workspace of its own. The game's workspace
+# is linted for the GBA without the allocator crate's host tests (they need std), which are linted from the crate's
+# folder: on nightly with every feature but `gba`, and on stable; the crate's GBA code with all its features from the
+# root. ROM binaries are no test targets: `--tests` would build them with the host's test harness. Last, the crate as it
+# would be published: its docs without a warning, and `cargo package` (which builds the packaged crate on its own, on
+# stable).
 CLIPPY := -- -D warnings
 lint: setup
 	cargo fmt --all --check
