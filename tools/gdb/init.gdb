@@ -1,5 +1,6 @@
-# StackShot's gdb setup: the allocator commands and pretty-printers (tools/gdb/stackshot.py, see its docstring).
-# Run gdb from the project root: `make debug` and the harness's gdb test do.
+# StackShot's gdb setup: the allocator crate's commands and pretty-printers (see the docstring of
+# crates/stackshot-alloc/gdb/stackshot_alloc.py). Run gdb from the project root: `make debug` and the harness's gdb
+# test do.
 set pagination off
 set confirm off
-source tools/gdb/stackshot.py
+source crates/stackshot-alloc/gdb/stackshot_alloc.py

@@ -1,7 +1,8 @@
-//! The allocators' state read from emulator memory without gdb, to check what `tools/gdb/stackshot.py` prints:
-//! a tree-heap region copied out of the emulator and read through the allocator crate's own [`HeapView`] (the
-//! harness has no decoder of the heap's format), the lines gdb's `heap` prints made from that view, and the
-//! report in which the fixture `examples/alloc_state.rs` writes what the crate's API says on the GBA.
+//! The allocators' state read from emulator memory without gdb, to check what the allocator crate's gdb commands
+//! (`crates/stackshot-alloc/gdb/stackshot_alloc.py`) print: a tree-heap region copied out of the emulator and read
+//! through the allocator crate's own [`HeapView`] (the harness has no decoder of the heap's format), the lines gdb's
+//! `heap` prints made from that view, and the report in which the fixture `examples/alloc_state.rs` writes what the
+//! crate's API says on the GBA.
 
 use crate::elf::Elf;
 use crate::emulator::Emulator;

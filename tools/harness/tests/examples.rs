@@ -3,42 +3,10 @@
 //! shows the gba one as it is.
 mod common;
 
-use harness::emulator::Emulator;
 use std::path::Path;
 
 /// IWRAM, where both examples put their pool and their heap.
 const IWRAM: std::ops::Range<u64> = 0x0300_0000..0x0300_8000;
-
-/// Every line the ROM prints in its first 10 frames (it prints all it has in the first).
-fn log_of(rom: &Path) -> Vec<String> {
-    let mut emu = Emulator::open(rom).unwrap();
-    let mut lines = Vec::new();
-    for _ in 0..10 {
-        emu.run_frame();
-        lines.extend(emu.take_log().into_iter().map(|line| line.text));
-    }
-    lines
-}
-
-/// The parts of `line` where `template` has `{}`, if the rest matches exactly.
-fn capture<'a>(line: &'a str, template: &str) -> Option<Vec<&'a str>> {
-    let mut pieces = template.split("{}");
-    let mut rest = line.strip_prefix(pieces.next()?)?;
-    let mut fields = Vec::new();
-    for literal in pieces {
-        let end = if literal.is_empty() { rest.len() } else { rest.find(literal)? };
-        fields.push(&rest[..end]);
-        rest = &rest[end + literal.len()..];
-    }
-    rest.is_empty().then_some(fields)
-}
-
-/// The fields of the one line of `lines` that matches `template`.
-fn line_like<'a>(lines: &'a [String], template: &str) -> Vec<&'a str> {
-    let found: Vec<_> = lines.iter().filter_map(|line| capture(line, template)).collect();
-    assert_eq!(found.len(), 1, "expected one line like `{template}`; the ROM printed:\n{}", lines.join("\n"));
-    found[0].clone()
-}
 
 fn iwram_address(text: &str) -> u64 {
     let address = u64::from_str_radix(text.strip_prefix("0x").unwrap_or(text), 16).unwrap();
@@ -49,21 +17,21 @@ fn iwram_address(text: &str) -> u64 {
 /// What both examples compute: five bullets at y = 0, 10 .. 40 move up 15, the two above the screen are freed
 /// and the first freed again; a vector of the squares 1..=10 and a boxed 42 come from the heap, then go back.
 fn check_quickstart(rom: &Path) {
-    let lines = log_of(rom);
+    let lines = common::log_of(rom);
     assert!(!lines.iter().any(|l| l.contains("panic")), "the ROM panicked:\n{}", lines.join("\n"));
 
-    let pool = line_like(&lines, "pool: {} live, y sum {}, second free {}, slots at {}");
+    let pool = common::line_like(&lines, "pool: {} live, y sum {}, second free {}, slots at {}");
     assert_eq!(pool[..3], ["3", "45", "Err(DoubleFree)"], "live bullets, their y sum, the double free");
     iwram_address(pool[3]);
 
-    let heap = line_like(&lines, "heap: vec sum {} at {}, box {} at {}, {} of {} bytes used");
+    let heap = common::line_like(&lines, "heap: vec sum {} at {}, box {} at {}, {} of {} bytes used");
     assert_eq!([heap[0], heap[2]], ["385", "42"], "the vector's sum and the box");
     let (vec, boxed) = (iwram_address(heap[1]), iwram_address(heap[3]));
     assert!(boxed + 4 <= vec || vec + 40 <= boxed, "the vector at {vec:#x} and the box at {boxed:#x} overlap");
     let (used, capacity): (u32, u32) = (heap[4].parse().unwrap(), heap[5].parse().unwrap());
     assert!((40 + 4..capacity).contains(&used), "{used} of {capacity} bytes used for 10 u32s and one");
 
-    assert_eq!(line_like(&lines, "heap: {} bytes used after drop"), ["0"], "the heap is empty again");
+    assert_eq!(common::line_like(&lines, "heap: {} bytes used after drop"), ["0"], "the heap is empty again");
 }
 
 #[test]
@@ -141,8 +109,8 @@ fn shown_files_reads_each_marked_block() {
 
 #[test]
 fn capture_takes_the_fields_between_the_literals() {
-    assert_eq!(capture("a 1 b 22 c", "a {} b {} c"), Some(vec!["1", "22"]));
-    assert_eq!(capture("a 1 b 22", "a {} b {}"), Some(vec!["1", "22"]));
-    assert_eq!(capture("a 1 b 22 c!", "a {} b {} c"), None);
-    assert_eq!(capture("x 1", "a {}"), None);
+    assert_eq!(common::capture("a 1 b 22 c", "a {} b {} c"), Some(vec!["1", "22"]));
+    assert_eq!(common::capture("a 1 b 22", "a {} b {}"), Some(vec!["1", "22"]));
+    assert_eq!(common::capture("a 1 b 22 c!", "a {} b {} c"), None);
+    assert_eq!(common::capture("x 1", "a {}"), None);
 }

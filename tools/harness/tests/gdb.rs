@@ -4,11 +4,13 @@
 //! crate's API reported; a heap corrupted through gdb must make `heap check` name the block the crate's own
 //! `Heap::check` names on that memory.
 
+mod common;
+
 use harness::alloc_state::{self, Counters, HeapRegion, HeapView, NodeField, Report, SLOTS};
 use harness::elf::Elf;
 use harness::emulator::Emulator;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn root() -> PathBuf {
@@ -59,13 +61,15 @@ fn section<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
     lines.take_while(|l| !l.starts_with("@@")).collect()
 }
 
-fn run_gdb(script: &str) -> String {
+/// gdb in batch mode on `elf`, served by the harness: the `setup` file (relative to the repository's root), then
+/// `script`, whose `@PORT@` is the server's port.
+fn run_gdb(elf: &Path, setup: &str, script: &str) -> String {
     if Command::new("gdb-multiarch").arg("--version").output().is_err() {
         panic!("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut server = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["gdb".as_ref(), fixture().as_os_str(), "--port".as_ref(), port.to_string().as_ref()])
+        .args(["gdb".as_ref(), elf.as_os_str(), "--port".as_ref(), port.to_string().as_ref()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -80,9 +84,9 @@ fn run_gdb(script: &str) -> String {
     std::fs::write(&script_path, script.replace("@PORT@", &port.to_string())).unwrap();
     let out = Command::new("gdb-multiarch")
         .current_dir(root())
-        .args(["-batch", "-nx", "-x", "tools/gdb/init.gdb", "-x"])
+        .args(["-batch", "-nx", "-x", setup, "-x"])
         .arg(&script_path)
-        .arg(fixture())
+        .arg(elf)
         .output()
         .unwrap();
     let status = server.wait().unwrap();
@@ -218,7 +222,7 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         );
     }
     script += "echo @@end\\n\ndelete\ndisconnect\n";
-    let out = run_gdb(&script);
+    let out = run_gdb(&fixture(), "tools/gdb/init.gdb", &script);
 
     // pool: counts, the free stack top first, and every live handle's slot and value, as the crate's API says.
     let pool = section(&out, "pool");
@@ -332,6 +336,44 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         assert!(lines.contains(&format!("crate: {expected}").as_str()), "{}: the crate said {lines:?}", c.name);
     }
     assert!(out.contains("@@end"), "gdb stopped early:\n{out}");
+}
+
+/// The crate's gdb script as its README tells a game to use it, on the gba quick start: a game of its own, linked
+/// by the gba crate's linker script, which leaves the ELF no symbol table (gdb reads the DWARF). Stopped at the
+/// heap's first free, the quick start's drop, `pool` and `heap` with no expression find its statics and show
+/// what the game itself printed from the crate's API just before.
+#[test]
+fn the_crate_script_reads_the_gba_quickstart_at_its_first_free() {
+    let elf = common::gba_quickstart();
+    assert!(Elf::read(&elf).unwrap().symbol("main").is_none(), "the quick start's ELF has a symbol table now");
+    let lines = common::log_of(&elf);
+    let logged_pool = common::line_like(&lines, "pool: {} live, y sum {}, second free {}, slots at {}");
+    let logged_heap = common::line_like(&lines, "heap: vec sum {} at {}, box {} at {}, {} of {} bytes used");
+    let (live, y_sum): (usize, i32) = (logged_pool[0].parse().unwrap(), logged_pool[1].parse().unwrap());
+    let (used, capacity) = (logged_heap[4], logged_heap[5]);
+
+    let script = "target remote 127.0.0.1:@PORT@\nbreak stackshot_alloc::heap::Heap::free\ncontinue\n\
+                  echo @@pool\\n\npool\necho @@heap\\n\nheap\necho @@check\\n\nheap check\n\
+                  echo @@end\\n\ndelete\ndisconnect\n";
+    let out = run_gdb(&elf, "crates/stackshot-alloc/gdb/stackshot_alloc.py", script);
+    assert!(out.contains("@@end"), "gdb stopped early:\n{out}");
+
+    let pool = section(&out, "pool");
+    assert!(pool[0].starts_with("pool gba_quickstart::BULLETS: stackshot_alloc::pool::index::IndexPool<"), "{out}");
+    assert!(pool[1].trim().starts_with(&format!("capacity 32, in use {live}, free {},", 32 - live)), "{out}");
+    assert_eq!(pool[3].trim(), format!("live handles ({live}):"));
+    let ys: Vec<i32> = pool[4..]
+        .iter()
+        .map(|l| common::capture(l.trim(), "[{}] generation {}: gba_quickstart::Bullet {y: {}, dy: -15}").unwrap())
+        .map(|fields| fields[2].parse().unwrap())
+        .collect();
+    assert_eq!((ys.len(), ys.iter().sum::<i32>()), (live, y_sum), "{out}");
+
+    let heap = section(&out, "heap");
+    assert!(heap[0].starts_with("heap gba_quickstart::HEAP: base 0x03"), "{out}");
+    let stats = heap.iter().find(|l| l.starts_with("stats: ")).expect("a stats line");
+    assert!(stats.starts_with(&format!("stats: capacity {capacity} B, used {used} B, ")), "{out}");
+    assert_eq!(section(&out, "check"), ["heap check gba_quickstart::HEAP: ok"]);
 }
 
 #[test]

@@ -270,3 +270,34 @@ pub fn stack_headroom(elf: &Path, peak: u32, margin: u32) -> u32 {
     assert!(headroom >= margin, "only {headroom} bytes of stack to spare (peak {peak} of {space}): IWRAM is too full");
     headroom
 }
+
+/// Every line the ROM prints in its first 10 frames (it prints all it has in the first).
+pub fn log_of(rom: &Path) -> Vec<String> {
+    let mut emu = Emulator::open(rom).unwrap();
+    let mut lines = Vec::new();
+    for _ in 0..10 {
+        emu.run_frame();
+        lines.extend(emu.take_log().into_iter().map(|line| line.text));
+    }
+    lines
+}
+
+/// The parts of `line` where `template` has `{}`, if the rest matches exactly.
+pub fn capture<'a>(line: &'a str, template: &str) -> Option<Vec<&'a str>> {
+    let mut pieces = template.split("{}");
+    let mut rest = line.strip_prefix(pieces.next()?)?;
+    let mut fields = Vec::new();
+    for literal in pieces {
+        let end = if literal.is_empty() { rest.len() } else { rest.find(literal)? };
+        fields.push(&rest[..end]);
+        rest = &rest[end + literal.len()..];
+    }
+    rest.is_empty().then_some(fields)
+}
+
+/// The fields of the one line of `lines` that matches `template`.
+pub fn line_like<'a>(lines: &'a [String], template: &str) -> Vec<&'a str> {
+    let found: Vec<_> = lines.iter().filter_map(|line| capture(line, template)).collect();
+    assert_eq!(found.len(), 1, "expected one line like `{template}`; the ROM printed:\n{}", lines.join("\n"));
+    found[0].clone()
+}

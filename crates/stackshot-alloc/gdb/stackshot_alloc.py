@@ -1,12 +1,13 @@
-"""StackShot's allocator state in gdb: `pool`, `heap`, `heap check`, and a pretty-printer for pool handles.
+"""stackshot-alloc's pools and heaps in gdb: `pool`, `heap`, `heap check`, and a pretty-printer for pool handles.
 
-Loaded by tools/gdb/init.gdb. Rust structs (`IndexPool`, `Heap`, `Handle`) are read by field name through the
-ELF's DWARF, never at fixed offsets: a renamed field is an error naming it, and a moved one is simply followed.
-The tree-heap's in-region encoding is its documented on-memory format, decoded from the region's bytes with the
-constants below (crates/stackshot-alloc/src/heap/mod.rs, "Layout", and heap/map.rs, heap/tree.rs).
+`source` this file in gdb (the crate README's "Debugging with gdb"; StackShot's tools/gdb/init.gdb does). Rust
+structs (`IndexPool`, `Heap`, `Handle`) are read by field name through the ELF's DWARF, never at fixed offsets: a
+renamed field is an error naming it, and a moved one is simply followed. The tree-heap's in-region encoding is its
+documented on-memory format, decoded from the region's bytes with the constants below (src/heap/mod.rs, "Layout",
+and src/heap/map.rs, src/heap/tree.rs, in this crate).
 
   pool [EXPR]         an IndexPool (an expression: `pool BULLETS`), or every static IndexPool
-  heap [EXPR]         a Heap (or &Heap, Option<Heap>, LockedHeap), or every static one
+  heap [EXPR]         a Heap (or &Heap, Option<Heap>, LockedHeap, GlobalHeap), or every static one
   heap check [EXPR]   the crate's invariants (Heap::check) re-done on memory: `ok` or `Kind at block N`
 """
 
@@ -16,7 +17,7 @@ import struct
 import gdb
 import gdb.printing
 
-# --- The heap's on-memory format (crates/stackshot-alloc/src/heap/mod.rs). -----------------------------------
+# --- The heap's on-memory format (src/heap/mod.rs). -------------------------------------------------------------------
 BLOCK = 8  # bytes a block; block b is at base + 8*b
 HDR_COUNT = 0  # u16: managed blocks
 HDR_ROOT = 2  # u16: block of the tree's root, 0 = empty
@@ -33,6 +34,7 @@ BIN_NEXT, BIN_PREV = 0, 2  # u16 links of a binned run's first block
 POOL_TYPE = "stackshot_alloc::pool::index::IndexPool<"
 HEAP_TYPE = "stackshot_alloc::heap::Heap"
 LOCKED_HEAP_TYPE = "stackshot_alloc::heap::adapter::LockedHeap"
+GLOBAL_HEAP_TYPE = "stackshot_alloc::heap::global::GlobalHeap"
 HANDLE_TYPE = "stackshot_alloc::pool::handle::Handle<"
 
 
@@ -45,7 +47,7 @@ def field(value, name):
     try:
         return value[name]
     except gdb.error:
-        raise StateError("stackshot.py: %s has no field `%s`; update tools/gdb/stackshot.py" % (value.type, name))
+        raise StateError("stackshot_alloc.py: %s has no field `%s`; update stackshot_alloc.py" % (value.type, name))
 
 
 def deref(value):
@@ -88,23 +90,35 @@ def uint(value):
     return int(value.cast(gdb.lookup_type("usize"))) if value.type.code == gdb.TYPE_CODE_PTR else int(value)
 
 
-# --- Finding the statics: every variable of every compilation unit, found through the ELF's functions. ---------
+# --- Finding the statics: every variable of every compilation unit, found through the units' code. ----------
+# The units' code is read from .debug_aranges, not from the symbol table: the gba crate's linker scripts discard
+# .symtab, and gdb still reads the DWARF.
 _statics = {}
 
 
-def _function_addresses(path):
+def _code_addresses(path):
+    """The first address of every code range of every compilation unit (.debug_aranges, 32-bit DWARF)."""
     data = open(path, "rb").read()
     if data[:5] != b"\x7fELF\x01":
-        raise StateError("stackshot.py: %s is not a 32-bit ELF" % path)
+        raise StateError("stackshot_alloc.py: %s is not a 32-bit ELF" % path)
     shoff = struct.unpack_from("<I", data, 0x20)[0]
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x2E)
-    for i in range(shnum):
-        _, kind, _, _, off, size = struct.unpack_from("<6I", data, shoff + i * shentsize)
-        if kind == 2:  # SHT_SYMTAB: 16-byte entries
-            for k in range(size // 16):
-                _, addr, _, info, _, _ = struct.unpack_from("<IIIBBH", data, off + 16 * k)
-                if info & 0xF == 2:  # STT_FUNC
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
+    sections = [struct.unpack_from("<6I", data, shoff + i * shentsize) for i in range(shnum)]
+    names = sections[shstrndx][4]
+    for name, _, _, _, off, size in sections:
+        if data[names + name : data.index(b"\0", names + name)] != b".debug_aranges":
+            continue
+        at = off
+        while at < off + size:
+            length, _, _, address_size = struct.unpack_from("<IHIB", data, at)
+            if length >= 0xFFFFFFF0 or address_size != 4:
+                raise StateError("stackshot_alloc.py: %s: .debug_aranges is not 32-bit DWARF" % path)
+            # Tuples start at the first multiple of 8 (twice the address size) after the 12-byte header.
+            for k in range(at + 16, at + 4 + length, 8):
+                addr, span = struct.unpack_from("<II", data, k)
+                if span:
                     yield addr & ~1
+            at += 4 + length
 
 
 def statics():
@@ -113,12 +127,15 @@ def statics():
         if objfile.filename in _statics or not objfile.filename:
             continue
         seen, found = set(), {}
-        for addr in _function_addresses(objfile.filename):
+        for addr in _code_addresses(objfile.filename):
             symtab = gdb.find_pc_line(addr).symtab
-            if symtab is None or symtab.fullname() in seen:
+            if symtab is None:
                 continue
-            seen.add(symtab.fullname())
-            for block in (symtab.global_block(), symtab.static_block()):
+            unit = symtab.global_block()
+            if (unit.start, unit.end) in seen:
+                continue
+            seen.add((unit.start, unit.end))
+            for block in (unit, symtab.static_block()):
                 for sym in block:
                     if sym.is_variable and "{vtable" not in sym.name:
                         found[sym.name] = sym
@@ -490,7 +507,7 @@ class HeapCommand(gdb.Command):
         checking = bool(words) and words[0] == "check"
         if checking:
             arg = words[1] if len(words) > 1 else ""
-        for name, value in targets(arg, (HEAP_TYPE,), "Heap", (LOCKED_HEAP_TYPE,)):
+        for name, value in targets(arg, (HEAP_TYPE,), "Heap", (LOCKED_HEAP_TYPE, GLOBAL_HEAP_TYPE)):
             if value is None:
                 print("heap %s: not initialised" % name)
                 continue
