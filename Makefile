@@ -45,7 +45,8 @@ fixture: setup
 # The allocator crate's quick-start ROMs (crates/examples/), which tools/harness/tests/examples.rs runs, each a
 # workspace of its own, set up as a game of its own. One is on the gba crate's runtime, linked with that crate's
 # linker script, copied beside it as the crate README tells a game to (from where `cargo metadata` says cargo
-# unpacked the gba crate the lock file pins; `cp -p`, so that an unchanged script links nothing again). The other
+# unpacked the gba crate the lock file pins; `cp -p`, so that an unchanged script links nothing again), and also
+# built with the crate's feature `iwram`, a copy kept for the gdb test (cargo keeps both builds: no rebuild). The other
 # is on agb's, built with agb's linker settings (its first build compiles agb and its build-time converters, about
 # 4 minutes).
 GBA_QUICKSTART := crates/examples/gba-quickstart
@@ -53,6 +54,8 @@ examples: setup
 	cd $(GBA_QUICKSTART) && meta=$$(cargo metadata --format-version 1) \
 	  && gba=$$(echo "$$meta" | grep -o '"manifest_path":"[^"]*/gba-[0-9][^"/]*/Cargo.toml"' | sed 's/^.*:"//; s/Cargo.toml"$$//') \
 	  && cp -p "$${gba:?no gba crate in cargo metadata}linker_scripts/mono_boot.ld" .
+	cd $(GBA_QUICKSTART) && cargo build --release --features stackshot-alloc/iwram \
+	  && cp -p target/thumbv4t-none-eabi/release/gba-quickstart target/gba-quickstart-iwram
 	cd $(GBA_QUICKSTART) && cargo build --release
 	cd crates/examples/agb-quickstart && cargo build --release
 

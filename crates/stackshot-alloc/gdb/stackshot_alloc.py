@@ -42,6 +42,19 @@ class StateError(gdb.GdbError):
     pass
 
 
+class in_rust:
+    """`with in_rust():` the commands' work, in Rust whatever `set language` says (`set language c` is how gdb writes
+    memory at an address): they match Rust's names of types, which gdb spells otherwise in C, and print values
+    as Rust. EXPR is a Rust expression."""
+
+    def __enter__(self):
+        self.language = gdb.parameter("language")
+        gdb.execute("set language rust", to_string=True)
+
+    def __exit__(self, *_):
+        gdb.execute("set language %s" % self.language, to_string=True)
+
+
 def field(value, name):
     """value.name, or an error saying the script no longer matches the crate's struct."""
     try:
@@ -97,7 +110,9 @@ _statics = {}
 
 
 def _code_addresses(path):
-    """The first address of every code range of every compilation unit (.debug_aranges, 32-bit DWARF)."""
+    """For each compilation unit, the first address of each of its ranges in code (.debug_aranges, 32-bit DWARF),
+    those in read-only sections first: a unit's ranges include its statics too, where gdb finds no code (and says
+    so in a warning), and the IWRAM section that holds ARM code holds statics too."""
     data = open(path, "rb").read()
     if data[:5] != b"\x7fELF\x01":
         raise StateError("stackshot_alloc.py: %s is not a 32-bit ELF" % path)
@@ -105,6 +120,13 @@ def _code_addresses(path):
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
     sections = [struct.unpack_from("<6I", data, shoff + i * shentsize) for i in range(shnum)]
     names = sections[shstrndx][4]
+    # (start, end, writable) of each section with SHF_EXECINSTR.
+    code = [(addr, addr + size, flags & 1) for _, _, flags, addr, _, size in sections if flags & 4]
+
+    def order(addr):
+        """0 in read-only code, 1 in writable code, None elsewhere."""
+        return next((writable for start, end, writable in code if start <= addr < end), None)
+
     for name, _, _, _, off, size in sections:
         if data[names + name : data.index(b"\0", names + name)] != b".debug_aranges":
             continue
@@ -114,10 +136,9 @@ def _code_addresses(path):
             if length >= 0xFFFFFFF0 or address_size != 4:
                 raise StateError("stackshot_alloc.py: %s: .debug_aranges is not 32-bit DWARF" % path)
             # Tuples start at the first multiple of 8 (twice the address size) after the 12-byte header.
-            for k in range(at + 16, at + 4 + length, 8):
-                addr, span = struct.unpack_from("<II", data, k)
-                if span:
-                    yield addr & ~1
+            tuples = (struct.unpack_from("<II", data, k) for k in range(at + 16, at + 4 + length, 8))
+            starts = [(order(addr & ~1), addr & ~1) for addr, span in tuples if span]
+            yield [addr for _, addr in sorted(start for start in starts if start[0] is not None)]
             at += 4 + length
 
 
@@ -127,9 +148,12 @@ def statics():
         if objfile.filename in _statics or not objfile.filename:
             continue
         seen, found = set(), {}
-        for addr in _code_addresses(objfile.filename):
-            symtab = gdb.find_pc_line(addr).symtab
-            if symtab is None:
+        for unit_code in _code_addresses(objfile.filename):
+            for addr in unit_code:
+                symtab = gdb.find_pc_line(addr).symtab
+                if symtab is not None:
+                    break
+            else:
                 continue
             unit = symtab.global_block()
             if (unit.start, unit.end) in seen:
@@ -145,12 +169,14 @@ def statics():
 
 def statics_of(prefixes, holders=()):
     """The statics of a type that names one of `prefixes` or `holders`, with the value inside whose type starts
-    with one of `prefixes` (None for an empty `Option`): [(name, value)]."""
+    with one of `prefixes` (None for an empty `Option`): [(name, value)]. Those gdb cannot read are left out."""
     out = []
     for name, sym in statics():
         if any(p in str(sym.type) for p in prefixes + holders):
-            value = find_inner(sym.value(), prefixes)
-            out.append((name, value))
+            value = sym.value()
+            if value.is_optimized_out:
+                continue  # no location in the debug info: a static the program never uses, or never reads
+            out.append((name, find_inner(value, prefixes)))
     return out
 
 
@@ -216,6 +242,10 @@ class PoolCommand(gdb.Command):
         super().__init__("pool", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
+        with in_rust():
+            self.show(arg)
+
+    def show(self, arg):
         for name, value in targets(arg, (POOL_TYPE,), "IndexPool"):
             if value is None:
                 print("pool %s: not initialised" % name)
@@ -239,6 +269,10 @@ class HandlePrinter:
         self.value = value
 
     def to_string(self):
+        with in_rust():
+            return self.describe()
+
+    def describe(self):
         raw = int(field(self.value, "raw"))  # pool/handle.rs: index | stamp << 16; stamp = generation << 8 | id
         slot, generation, pool_id = raw & 0xFFFF, raw >> 24, (raw >> 16) & 0xFF
         of = self.value.type.strip_typedefs().template_argument(0)
@@ -503,6 +537,10 @@ class HeapCommand(gdb.Command):
         super().__init__("heap", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
+        with in_rust():
+            self.show(arg)
+
+    def show(self, arg):
         words = arg.split(None, 1)
         checking = bool(words) and words[0] == "check"
         if checking:
@@ -524,7 +562,7 @@ class HeapCommand(gdb.Command):
             for line in format_runs(h.runs()):
                 print(line)
             print("free tree (block: size in blocks, colour; < smaller, > larger):")
-            for line in h.tree_lines() or ["  (empty)"]:
+            for line in h.tree_lines() or ["(empty)"]:
                 print("  " + line)
             top = h.top_run()
             print("top (the free run that ends the heap, outside the tree): %s"

@@ -34,6 +34,11 @@ pub fn gba_quickstart() -> PathBuf {
     built("crates/examples/gba-quickstart/target/thumbv4t-none-eabi/release/gba-quickstart")
 }
 
+/// The same built with the allocator crate's feature `iwram` (`make examples` keeps a copy).
+pub fn gba_quickstart_iwram() -> PathBuf {
+    built("crates/examples/gba-quickstart/target/gba-quickstart-iwram")
+}
+
 /// The quick-start ROM on agb's runtime, from its own workspace.
 pub fn agb_quickstart() -> PathBuf {
     built("crates/examples/agb-quickstart/target/thumbv4t-none-eabi/release/agb-quickstart")
