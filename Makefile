@@ -32,7 +32,8 @@ run: rom
 	tools/play $(ROM) $(SCALE)
 
 # gdb on the game (or `make debug DEBUG_ELF=...`), served by the headless harness on 127.0.0.1:2345 only, with the
-# allocator commands of tools/gdb/ loaded. The release ELF: the code players run, with full debug info.
+# allocator crate's gdb commands loaded (tools/gdb/init.gdb). The release ELF: the code players run, with full debug
+# info.
 DEBUG_ELF ?= $(ELF)
 debug: rom
 	tools/debug $(DEBUG_ELF)

@@ -43,8 +43,8 @@ class StateError(gdb.GdbError):
 
 
 class in_rust:
-    """`with in_rust():` the commands' work, in Rust whatever `set language` says (`set language c` is how gdb writes
-    memory at an address): they match Rust's names of types, which gdb spells otherwise in C, and print values
+    """`with in_rust():` the commands' work, in Rust whatever `set language` says (a session may have switched to C
+    to write memory the C way): they match Rust's names of types, which gdb spells otherwise in C, and print values
     as Rust. EXPR is a Rust expression."""
 
     def __enter__(self):
@@ -69,12 +69,19 @@ def deref(value):
     return value
 
 
+def names_type(text, prefixes, anywhere=False):
+    """Whether the type name `text` starts with (or, `anywhere`, holds) one of `prefixes` as a whole path:
+    `stackshot_alloc::heap::Heap` names a `Heap`, not a `HeapError`."""
+    pattern = "|".join(re.escape(p) + ("" if p.endswith("<") else r"(?![\w:])") for p in prefixes)
+    return bool((re.search if anywhere else re.match)(pattern, text))
+
+
 def find_inner(value, prefixes, depth=0):
-    """The value whose type starts with one of `prefixes`, found through references, `Option::Some` and wrapper
-    structs (UnsafeCell, MaybeUninit, LockedHeap...); None if there is none (e.g. an `Option::None`)."""
+    """The value whose type is one of `prefixes`, found through references, `Option::Some` and wrapper structs
+    (UnsafeCell, MaybeUninit, LockedHeap...); None if there is none (e.g. an `Option::None`)."""
     value = deref(value)
     name = str(value.type.strip_typedefs())
-    if name.startswith(prefixes):
+    if names_type(name, prefixes):
         return value
     t = value.type.strip_typedefs()
     if depth > 6 or t.code not in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
@@ -105,8 +112,17 @@ def uint(value):
 
 # --- Finding the statics: every variable of every compilation unit, found through the units' code. ----------
 # The units' code is read from .debug_aranges, not from the symbol table: the gba crate's linker scripts discard
-# .symtab, and gdb still reads the DWARF.
+# .symtab, and gdb still reads the DWARF. Kept for each ELF until gdb loads or drops one (`file`, a rebuilt ELF):
+# its gdb.Symbols die with it.
 _statics = {}
+
+
+def _forget_statics(_event):
+    _statics.clear()
+
+
+gdb.events.new_objfile.connect(_forget_statics)
+gdb.events.clear_objfiles.connect(_forget_statics)
 
 
 def _code_addresses(path):
@@ -127,13 +143,16 @@ def _code_addresses(path):
         """0 in read-only code, 1 in writable code, None elsewhere."""
         return next((writable for start, end, writable in code if start <= addr < end), None)
 
-    for name, _, _, _, off, size in sections:
-        if data[names + name : data.index(b"\0", names + name)] != b".debug_aranges":
-            continue
+    aranges = [s for s in sections if data[names + s[0] : data.index(b"\0", names + s[0])] == b".debug_aranges"]
+    if not aranges:
+        raise StateError("stackshot_alloc.py: %s has no .debug_aranges: build it with debug info" % path)
+    for _, _, flags, _, off, size in aranges:
+        if flags & 0x800:  # SHF_COMPRESSED
+            raise StateError("stackshot_alloc.py: %s: .debug_aranges is compressed; link without it" % path)
         at = off
         while at < off + size:
-            length, _, _, address_size = struct.unpack_from("<IHIB", data, at)
-            if length >= 0xFFFFFFF0 or address_size != 4:
+            length, version, _, address_size, segment_size = struct.unpack_from("<IHIBB", data, at)
+            if length >= 0xFFFFFFF0 or version != 2 or address_size != 4 or segment_size != 0:
                 raise StateError("stackshot_alloc.py: %s: .debug_aranges is not 32-bit DWARF" % path)
             # Tuples start at the first multiple of 8 (twice the address size) after the 12-byte header.
             tuples = (struct.unpack_from("<II", data, k) for k in range(at + 16, at + 4 + length, 8))
@@ -169,14 +188,15 @@ def statics():
 
 def statics_of(prefixes, holders=()):
     """The statics of a type that names one of `prefixes` or `holders`, with the value inside whose type starts
-    with one of `prefixes` (None for an empty `Option`): [(name, value)]. Those gdb cannot read are left out."""
+    with one of `prefixes` (None for an empty `Option`): [(name, value)]. Those with no location are left out."""
     out = []
     for name, sym in statics():
-        if any(p in str(sym.type) for p in prefixes + holders):
-            value = sym.value()
-            if value.is_optimized_out:
-                continue  # no location in the debug info: a static the program never uses, or never reads
-            out.append((name, find_inner(value, prefixes)))
+        # No location in the debug info (a static the program never uses, or never reads): nothing to read, and
+        # asking for its value would read address 0.
+        if sym.addr_class == gdb.SYMBOL_LOC_OPTIMIZED_OUT:
+            continue
+        if names_type(str(sym.type), prefixes + holders, anywhere=True):
+            out.append((name, find_inner(sym.value(), prefixes)))
     return out
 
 

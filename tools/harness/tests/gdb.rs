@@ -1,8 +1,9 @@
-//! The gdb commands of `tools/gdb/` against the harness's own GDB server, on the fixture ROM
-//! `examples/alloc_state.rs`: what `pool`, `heap`, `heap check` and the handle printer print must be what the
-//! harness decodes from the same memory (a second emulator run to the same, deterministic, state) and what the
-//! crate's API reported; a heap corrupted through gdb must make `heap check` name the block the crate's own
-//! `Heap::check` names on that memory.
+//! The allocator crate's gdb commands (`crates/stackshot-alloc/gdb/stackshot_alloc.py`) against the harness's own
+//! GDB server. On the fixture ROM `examples/alloc_state.rs`, loaded as `make debug` loads them: what `pool`, `heap`,
+//! `heap check` and the handle printer print must be what the harness decodes from the same memory (a second
+//! emulator run to the same, deterministic, state) and what the crate's API reported; a heap corrupted through gdb
+//! must make `heap check` name the block the crate's own `Heap::check` names on that memory. On the crate's quick
+//! starts, loaded as the crate README tells a game to: what the game printed. And on ELFs with no program running.
 
 mod common;
 
@@ -62,7 +63,8 @@ fn section<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
 }
 
 /// gdb in batch mode on `elf`, served by the harness: the `setup` file (relative to the repository's root), then
-/// `script`, whose `@PORT@` is the server's port.
+/// `script`, whose `@PORT@` is the server's port. Both are stopped after two minutes (a breakpoint never reached
+/// would keep them running): the run then fails with what gdb printed.
 fn run_gdb(elf: &Path, setup: &str, script: &str) -> String {
     if Command::new("gdb-multiarch").arg("--version").output().is_err() {
         panic!("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
@@ -82,16 +84,31 @@ fn run_gdb(elf: &Path, setup: &str, script: &str) -> String {
     std::fs::create_dir_all(&dir).unwrap();
     let script_path = dir.join(format!("script-{port}.gdb"));
     std::fs::write(&script_path, script.replace("@PORT@", &port.to_string())).unwrap();
-    let out = Command::new("gdb-multiarch")
+    let (stdout, stderr) = (dir.join(format!("out-{port}.txt")), dir.join(format!("err-{port}.txt")));
+    let mut gdb = Command::new("gdb-multiarch")
         .current_dir(root())
         .args(["-batch", "-nx", "-x", setup, "-x"])
         .arg(&script_path)
         .arg(elf)
-        .output()
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
         .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let gdb_status = loop {
+        if let Some(status) = gdb.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = (gdb.kill(), server.kill());
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
     let status = server.wait().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && status.success(), "gdb: {}, harness: {status}\n{text}", out.status);
+    let text = std::fs::read_to_string(&stdout).unwrap() + &std::fs::read_to_string(&stderr).unwrap();
+    let gdb_status = gdb_status.unwrap_or_else(|| panic!("gdb still running after two minutes:\n{text}"));
+    assert!(gdb_status.success() && status.success(), "gdb: {gdb_status}, harness: {status}\n{text}");
     text
 }
 
@@ -204,7 +221,9 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     let mut script = String::from(
         "target remote 127.0.0.1:@PORT@\nbreak alloc_state_checkpoint\nbreak alloc_state_checked\ncontinue\n\
          echo @@pool\\n\npool BULLETS\necho @@heap\\n\nheap AI_HEAP\necho @@check\\n\nheap check AI_HEAP\n\
-         echo @@every-heap\\n\nheap check\necho @@handles\\n\nprint alloc_state::LIVE_BULLET\nprint alloc_state::FREED_BULLET\n\
+         echo @@every-heap\\n\nheap check\n\
+         echo @@in-c\\n\nset language c\npool BULLETS\nprint alloc_state::LIVE_BULLET\nshow language\nset language auto\n\
+         echo @@handles\\n\nprint alloc_state::LIVE_BULLET\nprint alloc_state::FREED_BULLET\n\
          print alloc_state::STALE_BULLET\n",
     );
     // Each `heap check` runs in C, the language the corruption was written in: the commands work in Rust whatever
@@ -322,6 +341,14 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         handles[2]
     );
 
+    // In C, the commands and the handle printer say the same, in Rust, and leave the language as it was.
+    let in_c: Vec<_> = section(&out, "in-c").into_iter().filter(|l| !l.starts_with("Warning: ")).collect();
+    let pool_lines = section(&out, "pool");
+    assert_eq!(in_c[..pool_lines.len()], pool_lines[..], "{out}");
+    let after_equals = |l: &str| l.split_once(" = ").map(|(_, v)| v.to_string());
+    assert_eq!(after_equals(in_c[pool_lines.len()]), after_equals(handles[0]), "{out}");
+    assert_eq!(in_c[pool_lines.len() + 1..], ["The current source language is \"c\"."], "{out}");
+
     // Each corruption: gdb's `heap check`, the crate's `Heap::check` on the GBA and on a copy here agree.
     for (c, (kind, block)) in &cases {
         let expected = format!("{kind} at block {block}");
@@ -398,6 +425,29 @@ fn the_crate_script_reads_the_gba_quickstart_built_with_iwram() {
 #[test]
 fn the_crate_script_reads_the_agb_quickstart() {
     check_the_crate_script_on(&common::agb_quickstart(), "agb_quickstart", "stackshot_alloc::heap::Heap::free");
+}
+
+/// With no program running, gdb reads the statics' initial values from the ELF: the commands work on the fixture
+/// (which holds a static heap the debug info gives no location: read, it would be read at address 0) and on the
+/// quick start (no symbol table), after the ELF is loaded again too (`file`), and gdb warns of nothing.
+#[test]
+fn the_commands_read_an_elf_with_no_program_running() {
+    for (elf, heap) in [(fixture(), "alloc_state::AI_HEAP"), (common::gba_quickstart(), "gba_quickstart::HEAP")] {
+        let out = Command::new("gdb-multiarch")
+            .current_dir(root())
+            .args(["-batch", "-nx", "-x", "crates/stackshot-alloc/gdb/stackshot_alloc.py", "-ex", "heap check"])
+            .arg("-ex")
+            .arg(format!("file {}", elf.display()))
+            .args(["-ex", "heap check"])
+            .arg(&elf)
+            .output()
+            .expect("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
+        let (text, errors) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && errors.trim().is_empty(), "{}:\n{text}\n{errors}", elf.display());
+        // The heap is set up by its first allocation: in the ELF it is not yet.
+        let expected = format!("heap {heap}: not initialised");
+        assert_eq!(text.lines().collect::<Vec<_>>(), [expected.as_str(), expected.as_str()], "{}", elf.display());
+    }
 }
 
 #[test]
