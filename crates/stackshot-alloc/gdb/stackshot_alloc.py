@@ -254,16 +254,23 @@ class Pool:
         return slot_value(self.slots[slot])
 
 
-class PoolCommand(gdb.Command):
-    """pool [EXPR]: an IndexPool's capacity, use, free stack (top first) and live handles; every static pool
-    without EXPR."""
+class RustCommand(gdb.Command):
+    """A command named `name` whose work, `show(arg)`, runs `in_rust`."""
 
-    def __init__(self):
-        super().__init__("pool", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
+    def __init__(self, name):
+        super().__init__(name, gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
         with in_rust():
             self.show(arg)
+
+
+class PoolCommand(RustCommand):
+    """pool [EXPR]: an IndexPool's capacity, use, free stack (top first) and live handles; every static pool
+    without EXPR."""
+
+    def __init__(self):
+        super().__init__("pool")
 
     def show(self, arg):
         for name, value in targets(arg, (POOL_TYPE,), "IndexPool"):
@@ -549,16 +556,12 @@ def format_runs(runs, per_line=6):
     return ["  " + "".join(cells[i:i + per_line]) for i in range(0, len(cells), per_line)]
 
 
-class HeapCommand(gdb.Command):
+class HeapCommand(RustCommand):
     """heap [EXPR]: a tree-heap's header, allocation map as runs, free tree and statistics (every static heap
     without EXPR). heap check [EXPR]: its invariants, as Heap::check, decoded from memory."""
 
     def __init__(self):
-        super().__init__("heap", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
-
-    def invoke(self, arg, from_tty):
-        with in_rust():
-            self.show(arg)
+        super().__init__("heap")
 
     def show(self, arg):
         words = arg.split(None, 1)

@@ -62,13 +62,22 @@ fn section<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
     lines.take_while(|l| !l.starts_with("@@")).collect()
 }
 
+/// gdb-multiarch in batch mode, without the user's gdbinit, in the repository's root (the paths of the files it
+/// loads are relative to it).
+fn gdb_batch() -> Command {
+    if Command::new("gdb-multiarch").arg("--version").output().is_err() {
+        panic!("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
+    }
+    let mut gdb = Command::new("gdb-multiarch");
+    gdb.current_dir(root()).args(["-batch", "-nx"]);
+    gdb
+}
+
 /// gdb in batch mode on `elf`, served by the harness: the `setup` file (relative to the repository's root), then
 /// `script`, whose `@PORT@` is the server's port. Both are stopped after two minutes (a breakpoint never reached
 /// would keep them running): the run then fails with what gdb printed.
 fn run_gdb(elf: &Path, setup: &str, script: &str) -> String {
-    if Command::new("gdb-multiarch").arg("--version").output().is_err() {
-        panic!("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
-    }
+    let mut gdb = gdb_batch();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut server = Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(["gdb".as_ref(), elf.as_os_str(), "--port".as_ref(), port.to_string().as_ref()])
@@ -85,9 +94,8 @@ fn run_gdb(elf: &Path, setup: &str, script: &str) -> String {
     let script_path = dir.join(format!("script-{port}.gdb"));
     std::fs::write(&script_path, script.replace("@PORT@", &port.to_string())).unwrap();
     let (stdout, stderr) = (dir.join(format!("out-{port}.txt")), dir.join(format!("err-{port}.txt")));
-    let mut gdb = Command::new("gdb-multiarch")
-        .current_dir(root())
-        .args(["-batch", "-nx", "-x", setup, "-x"])
+    let mut gdb = gdb
+        .args(["-x", setup, "-x"])
         .arg(&script_path)
         .arg(elf)
         .stdout(std::fs::File::create(&stdout).unwrap())
@@ -433,15 +441,13 @@ fn the_crate_script_reads_the_agb_quickstart() {
 #[test]
 fn the_commands_read_an_elf_with_no_program_running() {
     for (elf, heap) in [(fixture(), "alloc_state::AI_HEAP"), (common::gba_quickstart(), "gba_quickstart::HEAP")] {
-        let out = Command::new("gdb-multiarch")
-            .current_dir(root())
-            .args(["-batch", "-nx", "-x", "crates/stackshot-alloc/gdb/stackshot_alloc.py", "-ex", "heap check"])
-            .arg("-ex")
+        let out = gdb_batch()
+            .args(["-x", "crates/stackshot-alloc/gdb/stackshot_alloc.py", "-ex", "heap check", "-ex"])
             .arg(format!("file {}", elf.display()))
             .args(["-ex", "heap check"])
             .arg(&elf)
             .output()
-            .expect("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
+            .unwrap();
         let (text, errors) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success() && errors.trim().is_empty(), "{}:\n{text}\n{errors}", elf.display());
         // The heap is set up by its first allocation: in the ELF it is not yet.
@@ -452,11 +458,7 @@ fn the_commands_read_an_elf_with_no_program_running() {
 
 #[test]
 fn init_script_loads_the_commands_with_no_program() {
-    let out = Command::new("gdb-multiarch")
-        .current_dir(root())
-        .args(["-batch", "-nx", "-x", "tools/gdb/init.gdb", "-ex", "help pool", "-ex", "help heap"])
-        .output()
-        .expect("gdb-multiarch is not installed: run tools/setup (or sudo apt-get install gdb-multiarch)");
+    let out = gdb_batch().args(["-x", "tools/gdb/init.gdb", "-ex", "help pool", "-ex", "help heap"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("pool [EXPR]") && text.contains("heap check [EXPR]"), "{text}");
