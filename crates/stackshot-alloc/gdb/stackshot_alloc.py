@@ -596,10 +596,39 @@ class HeapCommand(RustCommand):
             for line in bins or ["(empty)"]:
                 print("  " + line)
             used = h.used_blocks * BLOCK
-            print("stats: capacity %d B, used %d B, free %d B in %d runs, largest free %d B, peak %d B, "
+            runs = sum(1 for r in h.runs() if r[0] == "free")
+            print("stats: capacity %d B, used %d B, free %d B in %d run%s, largest free %d B, peak %d B, "
                   "failed requests %d, bad frees %d"
-                  % (managed * BLOCK, used, managed * BLOCK - used, sum(1 for r in h.runs() if r[0] == "free"),
+                  % (managed * BLOCK, used, managed * BLOCK - used, runs, "" if runs == 1 else "s",
                      h.largest_free() * BLOCK, h.peak_used * BLOCK, h.failed, h.bad_frees))
+
+
+class HandleReferencePrinter:
+    """`print h` of a `&Handle` (an argument, an iterator's item): `&` and the handle as `print *h` shows it,
+    as Rust's Debug prints a reference, instead of the bare address."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def to_string(self):
+        if uint(self.value) == 0:
+            return "null"
+        with in_rust():
+            return "&" + HandlePrinter(self.value.dereference()).describe()
+
+
+class HandleReferences(gdb.printing.PrettyPrinter):
+    """Finds references and pointers to a `Handle`: the type-name lookup of `printers()` sees no name for them."""
+
+    def __init__(self):
+        super().__init__("stackshot-handle-references")
+
+    def __call__(self, value):
+        t = value.type.strip_typedefs()
+        if t.code in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_REF) and names_type(str(t.target().strip_typedefs()),
+                                                                           (HANDLE_TYPE,)):
+            return HandleReferencePrinter(value)
+        return None
 
 
 def printers():
@@ -611,3 +640,4 @@ def printers():
 PoolCommand()
 HeapCommand()
 gdb.printing.register_pretty_printer(None, printers(), replace=True)
+gdb.printing.register_pretty_printer(None, HandleReferences(), replace=True)

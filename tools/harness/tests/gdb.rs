@@ -232,7 +232,7 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
          echo @@every-heap\\n\nheap check\n\
          echo @@in-c\\n\nset language c\npool BULLETS\nprint alloc_state::LIVE_BULLET\nshow language\nset language auto\n\
          echo @@handles\\n\nprint alloc_state::LIVE_BULLET\nprint alloc_state::FREED_BULLET\n\
-         print alloc_state::STALE_BULLET\n",
+         print alloc_state::STALE_BULLET\nprint &alloc_state::LIVE_BULLET\n",
     );
     // Each `heap check` runs in C, the language the corruption was written in: the commands work in Rust whatever
     // the language is.
@@ -312,8 +312,15 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     assert_eq!(
         lines[stats_at],
         format!(
-            "stats: capacity {} B, used {} B, free {} B in {} runs, largest free {} B, peak {} B, failed requests {}, bad frees {}",
-            stats[0], stats[2], stats[1], stats[4], stats[3], stats[5], stats[6], stats[7]
+            "stats: capacity {} B, used {} B, free {} B in {}, largest free {} B, peak {} B, failed requests {}, bad frees {}",
+            stats[0],
+            stats[2],
+            stats[1],
+            runs_phrase(stats[4]),
+            stats[3],
+            stats[5],
+            stats[6],
+            stats[7]
         )
     );
 
@@ -348,6 +355,9 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         "{}",
         handles[2]
     );
+    // A reference to a handle prints as the handle it refers to, behind `&`, not as its address.
+    let live = handles[0].split_once("= ").unwrap().1;
+    assert!(handles[3].ends_with(&format!("= &{live}")), "{}", handles[3]);
 
     // In C, the commands and the handle printer say the same, in Rust, and leave the language as it was.
     let in_c: Vec<_> = section(&out, "in-c").into_iter().filter(|l| !l.starts_with("Warning: ")).collect();
@@ -376,6 +386,11 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         assert!(lines.contains(&format!("crate: {expected}").as_str()), "{}: the crate said {lines:?}", c.name);
     }
     assert!(out.contains("@@end"), "gdb stopped early:\n{out}");
+}
+
+/// How the `heap` command's stats line counts free runs: "1 run", "4 runs".
+fn runs_phrase(n: u32) -> String {
+    format!("{n} run{}", if n == 1 { "" } else { "s" })
 }
 
 /// The crate's gdb script on a quick start, as the crate README tells a game to use it: stopped at `breakpoint`,
@@ -412,6 +427,10 @@ fn check_the_crate_script_on(elf: &Path, game: &str, breakpoint: &str) {
     assert!(heap[0].starts_with(&format!("heap {game}::HEAP: base 0x03")), "{out}");
     let stats = heap.iter().find(|l| l.starts_with("stats: ")).expect("a stats line");
     assert!(stats.starts_with(&format!("stats: capacity {capacity} B, used {used} B, ")), "{out}");
+    // As many free runs as the map line shows (a quick start at its first free has one: "in 1 run").
+    let runs =
+        heap.iter().filter(|l| l.trim_start().starts_with('[')).map(|l| l.matches("[free ").count() as u32).sum();
+    assert!(stats.contains(&format!(" B in {}, ", runs_phrase(runs))), "{out}");
     assert_eq!(section(&out, "check"), [format!("heap check {game}::HEAP: ok")]);
 }
 
