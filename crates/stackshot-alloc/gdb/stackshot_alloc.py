@@ -605,39 +605,39 @@ class HeapCommand(RustCommand):
 
 class HandleReferencePrinter:
     """`print h` of a `&Handle` (an argument, an iterator's item): `&` and the handle as `print *h` shows it,
-    as Rust's Debug prints a reference, instead of the bare address."""
+    as Rust's Debug prints a reference, instead of the bare address (`print/r h` still shows that)."""
 
     def __init__(self, value):
         self.value = value
 
     def to_string(self):
-        if uint(self.value) == 0:
-            return "null"
-        with in_rust():
-            return "&" + HandlePrinter(self.value.dereference()).describe()
+        if int(self.value) == 0:
+            return "0x0"
+        return "&" + HandlePrinter(self.value.dereference()).to_string()
 
 
-class HandleReferences(gdb.printing.PrettyPrinter):
-    """Finds references and pointers to a `Handle`: the type-name lookup of `printers()` sees no name for them."""
+class Printers(gdb.printing.PrettyPrinter):
+    """The crate's printers under one name (`info pretty-printer`, `disable pretty-printer global stackshot;&Handle`):
+    a `Handle`, and a reference to one. A raw pointer named in the debug info (`*const`, `*mut`: a slice iterator's
+    end, say) may point at anything and prints as gdb prints it; a reference (`&`, `&mut`) and gdb's own `&EXPR`
+    (a pointer type with no name) name a handle. Matched by the types' DWARF names, which `set language` does not
+    change (`str(type)` spells a C `struct ...` in C)."""
 
     def __init__(self):
-        super().__init__("stackshot-handle-references")
+        super().__init__("stackshot", [gdb.printing.SubPrettyPrinter(n) for n in ("Handle", "&Handle")])
 
     def __call__(self, value):
         t = value.type.strip_typedefs()
-        if t.code in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_REF) and names_type(str(t.target().strip_typedefs()),
-                                                                           (HANDLE_TYPE,)):
-            return HandleReferencePrinter(value)
+        handle, reference = self.subprinters
+        if handle.enabled and names_type(t.tag or "", (HANDLE_TYPE,)):
+            return HandlePrinter(value)
+        if reference.enabled and t.code == gdb.TYPE_CODE_PTR and (t.name or "&").startswith("&"):
+            target = t.target().strip_typedefs()
+            if names_type(target.tag or "", (HANDLE_TYPE,)):
+                return HandleReferencePrinter(value)
         return None
-
-
-def printers():
-    pp = gdb.printing.RegexpCollectionPrettyPrinter("stackshot")
-    pp.add_printer("Handle", "^" + re.escape(HANDLE_TYPE), HandlePrinter)
-    return pp
 
 
 PoolCommand()
 HeapCommand()
-gdb.printing.register_pretty_printer(None, printers(), replace=True)
-gdb.printing.register_pretty_printer(None, HandleReferences(), replace=True)
+gdb.printing.register_pretty_printer(None, Printers(), replace=True)

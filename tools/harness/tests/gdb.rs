@@ -230,7 +230,7 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         "target remote 127.0.0.1:@PORT@\nbreak alloc_state_checkpoint\nbreak alloc_state_checked\ncontinue\n\
          echo @@pool\\n\npool BULLETS\necho @@heap\\n\nheap AI_HEAP\necho @@check\\n\nheap check AI_HEAP\n\
          echo @@every-heap\\n\nheap check\n\
-         echo @@in-c\\n\nset language c\npool BULLETS\nprint alloc_state::LIVE_BULLET\nshow language\nset language auto\n\
+         echo @@in-c\\n\nset language c\npool BULLETS\nprint alloc_state::LIVE_BULLET\nprint &alloc_state::LIVE_BULLET\nshow language\nset language auto\n\
          echo @@handles\\n\nprint alloc_state::LIVE_BULLET\nprint alloc_state::FREED_BULLET\n\
          print alloc_state::STALE_BULLET\nprint &alloc_state::LIVE_BULLET\n",
     );
@@ -356,16 +356,16 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
         handles[2]
     );
     // A reference to a handle prints as the handle it refers to, behind `&`, not as its address.
-    let live = handles[0].split_once("= ").unwrap().1;
-    assert!(handles[3].ends_with(&format!("= &{live}")), "{}", handles[3]);
+    let after_equals = |l: &str| l.split_once(" = ").map(|(_, v)| v.to_string());
+    assert_eq!(after_equals(handles[3]), after_equals(handles[0]).map(|live| format!("&{live}")), "{out}");
 
-    // In C, the commands and the handle printer say the same, in Rust, and leave the language as it was.
+    // In C, the commands and the handle printers say the same, in Rust, and leave the language as it was.
     let in_c: Vec<_> = section(&out, "in-c").into_iter().filter(|l| !l.starts_with("Warning: ")).collect();
     let pool_lines = section(&out, "pool");
     assert_eq!(in_c[..pool_lines.len()], pool_lines[..], "{out}");
-    let after_equals = |l: &str| l.split_once(" = ").map(|(_, v)| v.to_string());
     assert_eq!(after_equals(in_c[pool_lines.len()]), after_equals(handles[0]), "{out}");
-    assert_eq!(in_c[pool_lines.len() + 1..], ["The current source language is \"c\"."], "{out}");
+    assert_eq!(after_equals(in_c[pool_lines.len() + 1]), after_equals(handles[3]), "{out}");
+    assert_eq!(in_c[pool_lines.len() + 2..], ["The current source language is \"c\"."], "{out}");
 
     // Each corruption: gdb's `heap check`, the crate's `Heap::check` on the GBA and on a copy here agree.
     for (c, (kind, block)) in &cases {
@@ -427,9 +427,10 @@ fn check_the_crate_script_on(elf: &Path, game: &str, breakpoint: &str) {
     assert!(heap[0].starts_with(&format!("heap {game}::HEAP: base 0x03")), "{out}");
     let stats = heap.iter().find(|l| l.starts_with("stats: ")).expect("a stats line");
     assert!(stats.starts_with(&format!("stats: capacity {capacity} B, used {used} B, ")), "{out}");
-    // As many free runs as the map line shows (a quick start at its first free has one: "in 1 run").
+    // A quick start at its first free has one free run, the top, on the map line and in the stats: "in 1 run".
     let runs =
         heap.iter().filter(|l| l.trim_start().starts_with('[')).map(|l| l.matches("[free ").count() as u32).sum();
+    assert_eq!(runs, 1, "{out}");
     assert!(stats.contains(&format!(" B in {}, ", runs_phrase(runs))), "{out}");
     assert_eq!(section(&out, "check"), [format!("heap check {game}::HEAP: ok")]);
 }
