@@ -18,13 +18,18 @@ use harness::runner::{Limits, Outcome, run_tests};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+const USAGE: &str = "usage: harness test ROM | harness run ROM [--frames N] [--input FILE] [--screenshot FRAME:PATH] [--save FILE] | harness gdb ROM [--port N]";
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `harness gdb --help` asks for the usage too, rather than for mGBA to load a ROM named `--help`.
+    let help = args.iter().any(|a| a == "--help" || a == "-h");
     let result = match args.first().map(String::as_str) {
+        _ if help => Err(USAGE.into()),
         Some("test") if args.len() >= 2 => test(Path::new(&args[1])),
         Some("run") if args.len() >= 2 => run(Path::new(&args[1]), &args[2..]),
         Some("gdb") if args.len() >= 2 => gdb(Path::new(&args[1]), &args[2..]),
-        _ => Err("usage: harness test ROM | harness run ROM [--frames N] [--input FILE] [--screenshot FRAME:PATH] [--save FILE] | harness gdb ROM [--port N]".into()),
+        _ => Err(USAGE.into()),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

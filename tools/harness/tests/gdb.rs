@@ -405,7 +405,9 @@ fn check_the_crate_script_on(elf: &Path, game: &str, breakpoint: &str) {
 
     let script = format!(
         "set breakpoint pending off\ntarget remote 127.0.0.1:@PORT@\nbreak {breakpoint}\ncontinue\necho @@pool\\n\npool\necho @@heap\\n\nheap\n\
-         echo @@check\\n\nheap check\necho @@end\\n\ndelete\ndisconnect\n"
+         echo @@check\\n\nheap check\necho @@heap-again\\n\n\
+         python import sys; sys.stderr.write('@@reads\\n')\nset debug remote 1\nheap\nset debug remote 0\n\
+         python import sys; sys.stderr.write('@@end-reads\\n')\necho @@end\\n\ndelete\ndisconnect\n"
     );
     let out = run_gdb(elf, "crates/stackshot-alloc/gdb/stackshot_alloc.py", &script);
     assert!(out.contains("@@end"), "gdb stopped early:\n{out}");
@@ -433,6 +435,22 @@ fn check_the_crate_script_on(elf: &Path, game: &str, breakpoint: &str) {
     assert_eq!(runs, 1, "{out}");
     assert!(stats.contains(&format!(" B in {}, ", runs_phrase(runs))), "{out}");
     assert_eq!(section(&out, "check"), [format!("heap check {game}::HEAP: ok")]);
+
+    // What `heap` reads from the target, packet by packet (gdb's remote log, on stderr): mGBA's GDB stub answers
+    // 64 bytes a packet, about 40 ms each (`mgba -g`). The heap struct in a few reads, and of the region only its
+    // header and map and, of each free run, a chunk or two around its first and last blocks.
+    let heap_line =
+        common::capture(heap[0], "heap {}: base {}, blocks {}..{} ({} managed, {} B)").expect("the heap line");
+    let base = u32::from_str_radix(heap_line[1].trim_start_matches("0x"), 16).unwrap();
+    let (first, end): (u32, u32) = (heap_line[2].parse().unwrap(), heap_line[3].parse().unwrap());
+    let reads: Vec<(u32, u32)> = section(&out, "reads")
+        .iter()
+        .filter_map(|l| common::capture(l, "[remote] Sending packet: $m{},{}#{}"))
+        .map(|f| (u32::from_str_radix(f[0], 16).unwrap(), u32::from_str_radix(f[1], 16).unwrap()))
+        .collect();
+    let in_region: u32 = reads.iter().filter(|(at, _)| (base..base + 8 * end).contains(at)).map(|(_, n)| n).sum();
+    assert!(in_region <= 8 * first + 2 * 64 * runs, "`heap` read {in_region} bytes of the region: {reads:x?}\n{out}");
+    assert!(reads.len() <= 8, "`heap` took {} reads: {reads:x?}", reads.len());
 }
 
 /// Linked by the gba crate's linker script, which leaves the ELF no symbol table (gdb reads the DWARF).
@@ -464,15 +482,16 @@ fn the_commands_read_an_elf_with_no_program_running() {
         let out = gdb_batch()
             .args(["-x", "crates/stackshot-alloc/gdb/stackshot_alloc.py", "-ex", "heap check", "-ex"])
             .arg(format!("file {}", elf.display()))
-            .args(["-ex", "heap check"])
+            .args(["-ex", "heap check", "-ex"])
+            .arg(format!("heap check {heap}"))
             .arg(&elf)
             .output()
             .unwrap();
         let (text, errors) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success() && errors.trim().is_empty(), "{}:\n{text}\n{errors}", elf.display());
-        // The heap is set up by its first allocation: in the ELF it is not yet.
+        // The heap is set up by its first allocation: in the ELF it is not yet, named or not.
         let expected = format!("heap {heap}: not initialised");
-        assert_eq!(text.lines().collect::<Vec<_>>(), [expected.as_str(), expected.as_str()], "{}", elf.display());
+        assert_eq!(text.lines().collect::<Vec<_>>(), [expected.as_str(); 3], "{}", elf.display());
     }
 }
 
