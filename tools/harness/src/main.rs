@@ -23,9 +23,11 @@ const USAGE: &str = "usage: harness test ROM | harness run ROM [--frames N] [--i
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // `harness gdb --help` asks for the usage too, rather than for mGBA to load a ROM named `--help`.
-    let help = args.iter().any(|a| a == "--help" || a == "-h");
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let result = match args.first().map(String::as_str) {
-        _ if help => Err(USAGE.into()),
         Some("test") if args.len() >= 2 => test(Path::new(&args[1])),
         Some("run") if args.len() >= 2 => run(Path::new(&args[1]), &args[2..]),
         Some("gdb") if args.len() >= 2 => gdb(Path::new(&args[1]), &args[2..]),
@@ -107,7 +109,7 @@ fn gdb(rom: &Path, options: &[String]) -> Result<bool, String> {
     let port = match options {
         [] => 2345,
         [flag, port] if flag == "--port" => port.parse().map_err(|_| format!("--port: bad port `{port}`"))?,
-        _ => return Err("usage: harness gdb ROM [--port N]".into()),
+        _ => return Err(USAGE.into()),
     };
     let mut emu = Emulator::open(rom)?;
     emu.listen_gdb(port)?;

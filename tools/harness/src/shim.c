@@ -10,9 +10,6 @@
 #include <mgba/internal/arm/arm.h>
 #include <mgba-util/socket.h>
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,14 +140,6 @@ int shim_load_state(struct shim *s, const void *state) { return s->core->loadSta
 
 void shim_run_frame(struct shim *s) {
 	if (s->gdb) {
-		/* The stub acknowledges a packet ("+") and then sends its reply, two small writes: with Nagle's algorithm the
-		 * reply waits for gdb's delayed ACK of the first, about 40 ms a packet (a 64-byte memory read, measured).
-		 * The connection is made inside the first frame, which blocks until gdb attaches; every later frame (and
-		 * so every stop at a breakpoint, inside a frame) finds the option set. */
-		if (s->gdb->connection != INVALID_SOCKET) {
-			int one = 1;
-			setsockopt(s->gdb->connection, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		}
 		mDebuggerRunFrame(&s->gdb->d);
 	} else {
 		s->core->runFrame(s->core);
@@ -176,6 +165,33 @@ const uint32_t *shim_pixels(struct shim *s) {
 	return s->pixels;
 }
 
+/* mGBA's GDB stub acknowledges a packet ("+") and then sends its reply, two small writes: with Nagle's algorithm the
+ * reply waits for gdb's delayed ACK of the first, 43 ms a packet (a 68-byte memory read, measured; `mgba -g` the same).
+ * Its callbacks for a stop (`paused`) and for a running game (`update`) are wrapped to set TCP_NODELAY on a connection
+ * first seen, before they serve it: every stop at a breakpoint or an interrupt then answers at once (4 096 bytes read in
+ * 0.008 s instead of 2.7 s, measured). The stop at reset is the exception: the stub accepts gdb inside that `paused`
+ * call and serves it there until gdb continues, so its packets still wait. */
+static _Thread_local void (*stub_paused)(struct mDebugger *);
+static _Thread_local void (*stub_update)(struct mDebugger *);
+static _Thread_local Socket stub_nodelay = INVALID_SOCKET;
+
+static void set_nodelay(struct mDebugger *d) {
+	/* `d` is the stub's first member. A connection is set once; when it closes, the next one is new. */
+	Socket connection = ((struct GDBStub *) d)->connection;
+	if (connection != stub_nodelay && connection != INVALID_SOCKET) {
+		SocketSetTCPPush(connection, 1);
+	}
+	stub_nodelay = connection;
+}
+static void paused_nodelay(struct mDebugger *d) {
+	set_nodelay(d);
+	stub_paused(d);
+}
+static void update_nodelay(struct mDebugger *d) {
+	set_nodelay(d);
+	stub_update(d);
+}
+
 /* Serves the GDB protocol on `address:port` (127.0.0.1 in our tools, never every interface). */
 int shim_gdb_listen(struct shim *s, uint16_t port, const char *address) {
 	struct Address bind = { .version = IPV4 };
@@ -188,6 +204,14 @@ int shim_gdb_listen(struct shim *s, uint16_t port, const char *address) {
 		return -1;
 	}
 	GDBStubCreate(s->gdb);
+	stub_paused = s->gdb->d.paused;
+	stub_update = s->gdb->d.update;
+	if (stub_paused) {
+		s->gdb->d.paused = paused_nodelay;
+	}
+	if (stub_update) {
+		s->gdb->d.update = update_nodelay;
+	}
 	if (!GDBStubListen(s->gdb, port, &bind, GDB_WATCHPOINT_STANDARD_LOGIC)) {
 		free(s->gdb);
 		s->gdb = NULL;
