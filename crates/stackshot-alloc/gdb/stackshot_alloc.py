@@ -455,9 +455,16 @@ class HeapImage:
         if x == NIL:
             binned = [s for s in range(1, BINNED + 1) if self.binned & (1 << s)]
             return max([top] + binned)
-        while self.node(x, NODE_LARGER) != NIL:
-            x = self.node(x, NODE_LARGER)
-        return max(self.size(x), top)
+        # The rightmost node, as far as the links lead to nodes not yet seen: `heap` shows a broken tree too (`heap
+        # check` names what is broken), and a link back into the path looped for ever.
+        seen = set()
+        while self.managed(x) and x not in seen:
+            seen.add(x)
+            larger = self.node(x, NODE_LARGER)
+            if larger == NIL or not self.managed(larger) or larger in seen:
+                break
+            x = larger
+        return max(self.size(x) if self.managed(x) else 0, top)
 
     def check(self):
         """Heap::check (heap/check.rs) on these bytes, in the same order: None or (kind, block)."""

@@ -250,6 +250,13 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
             c.old
         );
     }
+    // A larger link back to the root, a cycle: `heap` still shows the heap (it looped for ever), the link marked bad.
+    let larger = heap.base + HeapView::field_offset(root, NodeField::Larger) as u32;
+    script += &format!(
+        "echo @@cycle\\n\nset language c\nset var *(unsigned short *){larger:#x} = {root:#x}\nheap AI_HEAP\n\
+         set var *(unsigned short *){larger:#x} = {:#x}\nset language auto\n",
+        view.field(root, NodeField::Larger)
+    );
     script += "echo @@end\\n\ndelete\ndisconnect\n";
     let out = run_gdb(&fixture(), "tools/gdb/init.gdb", &script);
 
@@ -366,6 +373,10 @@ fn gdb_commands_show_what_the_memory_holds_and_heap_check_names_corrupted_blocks
     assert_eq!(after_equals(in_c[pool_lines.len()]), after_equals(handles[0]), "{out}");
     assert_eq!(after_equals(in_c[pool_lines.len() + 1]), after_equals(handles[3]), "{out}");
     assert_eq!(in_c[pool_lines.len() + 2..], ["The current source language is \"c\"."], "{out}");
+
+    let cycle = section(&out, "cycle");
+    assert!(cycle.iter().any(|l| l.trim() == format!("> {root}: (bad link)")), "{out}");
+    assert!(cycle.iter().any(|l| l.starts_with("stats: ")), "{out}");
 
     // Each corruption: gdb's `heap check`, the crate's `Heap::check` on the GBA and on a copy here agree.
     for (c, (kind, block)) in &cases {
