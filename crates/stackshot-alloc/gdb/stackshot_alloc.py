@@ -223,7 +223,7 @@ def targets(arg, prefixes, what, holders=()):
         value = find_inner(whole, prefixes)
         if value is None:
             name = str(deref(whole).type.strip_typedefs())
-            if names_type(name, holders) or names_type(name, tuple(OPTION + p for p in prefixes + holders)):
+            if names_type(name, holders + tuple(OPTION + p for p in prefixes + holders)):
                 return [(arg.strip(), None)]
             raise StateError("%s is not (and does not hold) a %s" % (arg, what))
         return [(arg.strip(), value)]
@@ -625,8 +625,9 @@ class HeapCommand(RustCommand):
             print("heap %s: base %#010x, blocks %d..%d (%d managed, %d B)"
                   % (name, h.base, h.first, h.end, managed, managed * BLOCK))
             print("header: count %d, root %d" % (h.u16(HDR_COUNT), h.u16(HDR_ROOT)))
+            runs = h.runs()  # the map walked once, for its lines and the stats' count
             print("map (kind, blocks @ first block):")
-            for line in format_runs(h.runs()):
+            for line in format_runs(runs):
                 print(line)
             print("free tree (block: size in blocks, colour; < smaller, > larger):")
             for line in h.tree_lines() or ["(empty)"]:
@@ -635,15 +636,15 @@ class HeapCommand(RustCommand):
             print("top (the free run that ends the heap, outside the tree): %s"
                   % ("none" if top is None else "%d: size %d" % top))
             print("bins (size in blocks: first block of each run, first first):")
-            bins = ["%d:%s" % (s, "".join(" %d" % r for r in h.bin_list(s)))
-                    for s in range(1, BINNED + 1) if h.bin_list(s)]
+            lists = [(s, h.bin_list(s)) for s in range(1, BINNED + 1)]
+            bins = ["%d:%s" % (s, "".join(" %d" % r for r in runs_of)) for s, runs_of in lists if runs_of]
             for line in bins or ["(empty)"]:
                 print("  " + line)
             used = h.used_blocks * BLOCK
-            runs = sum(1 for r in h.runs() if r[0] == "free")
+            free_runs = sum(1 for r in runs if r[0] == "free")
             print("stats: capacity %d B, used %d B, free %d B in %d run%s, largest free %d B, peak %d B, "
                   "failed requests %d, bad frees %d"
-                  % (managed * BLOCK, used, managed * BLOCK - used, runs, "" if runs == 1 else "s",
+                  % (managed * BLOCK, used, managed * BLOCK - used, free_runs, "" if free_runs == 1 else "s",
                      h.largest_free() * BLOCK, h.peak_used * BLOCK, h.failed, h.bad_frees))
 
 
