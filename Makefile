@@ -1,19 +1,20 @@
-# StackShot. `make` builds the ROM, `make run` plays it, `make test` runs every test. Each sets itself up first.
+# StackShot. `make` builds the ROM, `make run` plays it, `make test` runs the short tier of tests and `make test-long`
+# the long one. Each sets itself up first.
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
 ELF := target/thumbv4t-none-eabi/release/stackshot
 ROM := target/stackshot.gba
-LOG := target/test.log
 CRATE := crates/stackshot-alloc
 # The benchmark ROM's two builds (profiles in Cargo.toml), and the host program that runs them.
 BENCH_ARM := target/thumbv4t-none-eabi/bench-arm/stackshot-bench
 BENCH_THUMB := target/thumbv4t-none-eabi/bench-thumb/stackshot-bench
 BENCH_REPORT := tools/target/x86_64-unknown-linux-gnu/release/bench-report
-# The bullet-hell scene (examples/bullet_hell.rs), which the report's game table runs beside the two-minute session.
+# The bullet-hell scene (fixtures/bullet_hell.rs), which the report's game table runs beside the two-minute session.
 SCENE := target/thumbv4t-none-eabi/release/examples/bullet_hell
 
-.PHONY: all rom run test bench bench-arm record-trace traces setup debug fixture examples lint
+.PHONY: all rom run test test-long bench bench-arm record-trace traces setup debug fixture soak examples examples-gba \
+  examples-agb lint lint-steps lint-long package
 all: rom
 
 setup:
@@ -38,72 +39,111 @@ DEBUG_ELF ?= $(ELF)
 debug: rom
 	tools/debug $(DEBUG_ELF)
 
-# The fixture ROMs the host tests run: the allocator state for gdb and the overlay (examples/alloc_state.rs), and
-# the faults for the crash screen (examples/faults.rs), and the bullet-hell scene (examples/bullet_hell.rs).
+# The fixture ROMs the host tests run: the allocator state for gdb and the overlay (fixtures/alloc_state.rs), the
+# faults for the crash screen (fixtures/faults.rs), and the bullet-hell scene (fixtures/bullet_hell.rs).
 fixture: setup
 	cargo build --release --example alloc_state --example faults --example bullet_hell
 
-# The allocator crate's quick-start ROMs (crates/examples/), which tools/harness/tests/examples.rs runs, each a
-# workspace of its own, set up as a game of its own. One is on the gba crate's runtime, linked with that crate's
-# linker script, copied beside it as the crate README tells a game to (from where `cargo metadata` says cargo
+# The soak test's ROM: release code with the allocators checked every frame.
+soak: setup
+	cargo build --profile soak
+
+# The allocator crate's quick-start ROMs (crates/examples/), which tools/harness/tests/alloc_quickstarts.rs runs, each a
+# workspace of its own, set up as a game of its own. `examples-gba` is on the gba crate's runtime, linked with that
+# crate's linker script, copied beside it as the crate README tells a game to (from where `cargo metadata` says cargo
 # unpacked the gba crate the lock file pins; `cp -p`, so that an unchanged script links nothing again), and also
-# built with the crate's feature `iwram`, a copy kept for the gdb test (cargo keeps both builds: no rebuild). The other
-# is on agb's, built with agb's linker settings (its first build compiles agb and its build-time converters, about
-# 4 minutes).
+# built with the crate's feature `iwram`, a copy kept for the gdb test (cargo keeps both builds: no rebuild).
+# `examples-agb` is on agb's, built with agb's linker settings (its first build compiles agb and its build-time
+# converters, minutes: only `make test-long` builds it).
 GBA_QUICKSTART := crates/examples/gba-quickstart
-examples: setup
+AGB_QUICKSTART := crates/examples/agb-quickstart
+examples: examples-gba examples-agb
+examples-gba: setup
 	cd $(GBA_QUICKSTART) && meta=$$(cargo metadata --format-version 1) \
 	  && gba=$$(echo "$$meta" | grep -o '"manifest_path":"[^"]*/gba-[0-9][^"/]*/Cargo.toml"' | sed 's/^.*:"//; s/Cargo.toml"$$//') \
 	  && cp -p "$${gba:?no gba crate in cargo metadata}linker_scripts/mono_boot.ld" .
 	cd $(GBA_QUICKSTART) && cargo build --release --features stackshot-alloc/iwram \
 	  && cp -p target/thumbv4t-none-eabi/release/gba-quickstart target/gba-quickstart-iwram
 	cd $(GBA_QUICKSTART) && cargo build --release
-	cd crates/examples/agb-quickstart && cargo build --release
+examples-agb: setup
+	cd $(AGB_QUICKSTART) && cargo build --release
 
-# Formatting (rustfmt.toml) and clippy (every warning an error) of every crate: the game's workspace (game, bench, the
-# allocator crate), tools/, the two quick starts and the fuzz target, each a workspace of its own. The game's workspace
-# is linted for the GBA without the allocator crate's host tests (they need std), which are linted from the crate's
-# folder: on nightly with every feature but `gba`, and on stable; the crate's GBA code with all its features from the
-# root. ROM binaries are no test targets: `--tests` would build them with the host's test harness. Last, the crate as it
-# would be published: its docs without a warning, and `cargo package` (which builds the packaged crate on its own, on
-# stable).
+# The tests, in two tiers. `make test` is every correctness test at short settings, and keeps to its time (README,
+# "Testing"): the lints, every on-target test ROM, the harness's tests of the ROMs (a soak of five emulated
+# minutes), the allocator crate natively (nightly with the `iwram` code paths and the allocator API, and stable
+# without), under Miri (a subset, tools/miri quick) and its fuzz target's logic over the committed corpus.
+# `make test-long` is what takes long: the hour's soak and the agb quick start (the harness's ignored tests), the
+# lints of every feature combination, rustdoc and `cargo package`, the crate natively without `iwram` on nightly,
+# Miri's full matrix, and a minute of fuzzing each build. Each tier ends with a table of its steps' times and
+# `total: N passed, M failed` (tools/step); a failed step does not stop the rest.
+STEP = tools/step run $(LOG)
 CLIPPY := -- -D warnings
-lint: setup
-	cargo fmt --all --check
-	cd tools && cargo fmt --all --check
-	cd $(GBA_QUICKSTART) && cargo fmt --check
-	cd crates/examples/agb-quickstart && cargo fmt --check
-	cd crates/stackshot-alloc/fuzz && cargo fmt --check
-	cargo clippy --workspace --exclude stackshot-alloc --lib --bins --tests --examples $(CLIPPY)
-	cargo clippy -p stackshot-alloc --features gba,iwram,allocator-api,testing $(CLIPPY)
-	cd $(CRATE) && cargo clippy --all-targets --features allocator-api,testing,iwram $(CLIPPY)
-	cd $(CRATE) && cargo +stable clippy --all-targets --features testing $(CLIPPY)
-	cd tools && cargo clippy --workspace --all-targets $(CLIPPY)
-	cd $(GBA_QUICKSTART) && cargo clippy $(CLIPPY)
-	cd crates/examples/agb-quickstart && cargo clippy $(CLIPPY)
-	cd $(CRATE)/fuzz && cargo clippy --all-targets $(CLIPPY)
-	cd $(CRATE) && RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features allocator-api,testing,gba
-	cd $(CRATE) && cargo +stable package --allow-dirty --quiet
-	@echo "test result: ok. 4 passed; 0 failed; lint: rustfmt, clippy, rustdoc, cargo package"
+CRATE_FUZZ := $(CRATE)/fuzz
 
-# On-target tests (each test ROM in the emulator), then the host tests: the asset converter, the harness and the
-# ROM it checks, and the allocator crate: natively, with and without the `iwram` feature's code paths, under Miri
-# (`tools/miri`: Stacked, with and without them, and Tree Borrows on the other core; the long property runs
-# shortened under cfg(miri)) and fuzzed for a minute (half of it with the `iwram` paths). The last line adds up
-# every `test result:` line.
-test: rom fixture examples bench-arm
-	@mkdir -p target && rm -f $(LOG)
-	$(MAKE) --no-print-directory lint 2>&1 | tee -a $(LOG)
-	cargo test --release --no-fail-fast 2>&1 | tee -a $(LOG)
-	rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests 2>&1 | tee -a $(LOG)
-	cargo build --profile soak  # the soak test's ROM: release code with the allocators checked every frame
-	cd tools && cargo test --release --workspace --no-fail-fast 2>&1 | tee -a ../$(LOG)
-	cd $(CRATE) && cargo test --release --features allocator-api --no-fail-fast 2>&1 | tee -a ../../$(LOG)
-	cd $(CRATE) && cargo test --release --features allocator-api,iwram --no-fail-fast 2>&1 | tee -a ../../$(LOG)  # the GBA's ARM code paths
-	cd $(CRATE) && cargo +stable test --no-fail-fast 2>&1 | tee -a ../../$(LOG)  # the crate on stable Rust
-	tools/miri 2>&1 | tee -a $(LOG)
-	tools/fuzz 60 2>&1 | tee -a $(LOG)
-	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "\ntotal: %d passed, %d failed\n", p, f; exit (f > 0) }' $(LOG)
+test: LOG := target/test.log
+test: setup
+	@tools/step begin $(LOG)
+	@$(STEP) "build: the game, fixtures, soak, bench-arm" '$(MAKE) --no-print-directory rom fixture soak bench-arm'
+	@$(STEP) "build: the gba quick start" '$(MAKE) --no-print-directory examples-gba'
+	@$(MAKE) --no-print-directory lint-steps LOG=$(LOG)
+	@$(STEP) "game and test ROMs, on the GBA" 'cargo test --release --no-fail-fast'
+	@$(STEP) "asset converter" 'rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests'
+	@$(STEP) "harness: the ROMs from outside" 'cd tools && cargo test --release --workspace --no-fail-fast'
+	@$(STEP) "allocator crate: nightly, iwram paths" 'tools/host-cargo $(CRATE) test --release --features allocator-api,iwram --no-fail-fast'
+	@$(STEP) "allocator crate: stable" 'cd $(CRATE) && cargo +stable test --no-fail-fast'
+	@$(STEP) "allocator crate: Miri, a subset" 'tools/miri quick'
+	@$(STEP) "allocator crate: fuzz corpus" 'cd $(CRATE_FUZZ) && cargo +stable test --release --no-default-features --no-fail-fast'
+	@tools/step end $(LOG)
+
+test-long: LOG := target/test-long.log
+test-long: setup
+	@tools/step begin $(LOG)
+	@$(STEP) "setup: cargo-fuzz" 'tools/setup long'
+	@$(STEP) "build: the agb quick start" '$(MAKE) --no-print-directory rom soak examples-gba examples-agb'
+	@$(STEP) "clippy: every feature set, agb quick start" '$(MAKE) --no-print-directory lint-long'
+	@$(STEP) "rustdoc and cargo package" '$(MAKE) --no-print-directory package'
+	@$(STEP) "harness: hour soak, agb quick start" 'cd tools && cargo test --release --workspace --no-fail-fast -- --ignored'
+	@$(STEP) "allocator crate: nightly, portable paths" 'tools/host-cargo $(CRATE) test --release --features allocator-api --no-fail-fast'
+	@$(STEP) "allocator crate: Miri, every test, 3 passes" 'tools/miri'
+	@$(STEP) "allocator crate: fuzzing, 60 s a build" 'tools/fuzz 120'
+	@tools/step end $(LOG)
+
+# Formatting (rustfmt.toml) and clippy (every warning an error), one pass a workspace: the game's (the game, bench,
+# tests, the platform, and the allocator crate's GBA code, which clippy lints as a member with every feature the
+# members ask for, and the allocator API), the allocator crate's host tests from its folder (its config targets the
+# host; tools/host-cargo, from outside the repository, with nightly's prebuilt std), tools/, the gba quick start
+# and the fuzz crate's logic. ROM binaries are no test targets: `--tests` would
+# build them with the host's test harness. tools/ builds on stable (tools/rust-toolchain.toml), and so does the fuzz
+# crate's logic here: stable uses its prebuilt std, where nightly would build std from source for the host, as the
+# root config's `build-std` reaches every folder. `make lint` runs these alone, with their table.
+lint: LOG := target/lint.log
+lint: setup
+	@tools/step begin $(LOG)
+	@$(MAKE) --no-print-directory lint-steps LOG=$(LOG)
+	@tools/step end $(LOG)
+
+lint-steps:
+	@$(STEP) "rustfmt: every workspace" 'cargo fmt --all --check && (cd tools && cargo fmt --all --check) \
+	  && (cd $(GBA_QUICKSTART) && cargo fmt --check) && (cd $(AGB_QUICKSTART) && cargo fmt --check) \
+	  && (cd $(CRATE_FUZZ) && cargo fmt --check)'
+	@$(STEP) "clippy: the game's workspace, for the GBA" 'cargo clippy --workspace --exclude stackshot-alloc --lib --bins --tests --examples --features stackshot-alloc/allocator-api $(CLIPPY)'
+	@$(STEP) "clippy: the allocator crate, host" 'tools/host-cargo $(CRATE) clippy --all-targets --features allocator-api,testing,iwram $(CLIPPY)'
+	@$(STEP) "clippy: tools" 'cd tools && cargo clippy --workspace --all-targets $(CLIPPY)'
+	@$(STEP) "clippy: the gba quick start" 'cd $(GBA_QUICKSTART) && cargo clippy $(CLIPPY)'
+	@$(STEP) "clippy: the fuzz crate's logic" 'cd $(CRATE_FUZZ) && cargo +stable clippy --all-targets --no-default-features $(CLIPPY)'
+
+# The long tier's lints: the allocator crate with every combination of its features (tools/lint-features), the agb
+# quick start, and the fuzz target's binary with libFuzzer.
+lint-long:
+	tools/lint-features
+	cd $(AGB_QUICKSTART) && cargo clippy $(CLIPPY)
+	cd $(CRATE_FUZZ) && cargo clippy --all-targets $(CLIPPY)
+
+# The allocator crate as it would be published: its docs without a warning, and `cargo package` (which builds the
+# packaged crate on its own, on stable).
+package: setup
+	RUSTDOCFLAGS="-D warnings" tools/host-cargo $(CRATE) doc --no-deps --features allocator-api,testing,gba
+	cd $(CRATE) && cargo +stable package --allow-dirty --quiet
 
 # The benchmark ROM's ARM/IWRAM build: every allocator ARM code in IWRAM. `make test` checks its ELF.
 bench-arm: setup

@@ -30,13 +30,13 @@
 //!   invariant and counts the used bytes and largest free run from the block map (a bounded walk), and the
 //!   failed requests, which only `stats` gives, are not shown.
 
+use crate::layout::{TEXT_CHARBLOCK, TEXT_SCREENBLOCK};
 use crate::text::{self, Ink, Number};
 use core::fmt::{self, Write};
 use core::panic::PanicInfo;
 use gba::prelude::*;
 use stackshot_alloc::heap::{Block, Heap};
 use stackshot_alloc::pool::{Index, IndexPool};
-use stackshot_platform::layout::{TEXT_CHARBLOCK, TEXT_SCREENBLOCK};
 use stackshot_platform::stack;
 
 /// Pools the registry holds; later ones are not shown.

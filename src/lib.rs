@@ -1,6 +1,6 @@
-//! StackShot: the game, as a library so that the ROM (`main.rs`) and the fixture ROMs (`examples/`) share it.
+//! StackShot: the game, as a library so that the ROM (`main.rs`) and the fixture ROMs (`fixtures/`) share it.
 //! What every ROM needs apart from the game (test runner, cycle counters, logging, the panic handler, the stack
-//! guard, the VRAM layout) is `stackshot_platform`; the allocators are `stackshot_alloc`.
+//! guard) is `stackshot_platform`; the allocators are `stackshot_alloc`.
 #![no_std]
 #![cfg_attr(test, no_main)]
 #![cfg_attr(test, feature(custom_test_frameworks))]
@@ -10,6 +10,7 @@
 pub mod assets;
 pub mod crash;
 pub mod game;
+pub mod layout;
 pub mod overlay;
 pub mod save;
 pub mod sound;

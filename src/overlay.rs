@@ -1,7 +1,7 @@
 //! The allocator overlay: SELECT shows, over the game, the AI heap's blocks as a strip of pixels, each pool's
 //! occupancy, how much of the frame the last frame used, and the stack's high-water mark.
 //!
-//! It lives on BG1, where `stackshot_platform::layout` puts it: its tiles in charblock [`OVERLAY_CHARBLOCK`]
+//! It lives on BG1, where `crate::layout` puts it: its tiles in charblock [`OVERLAY_CHARBLOCK`]
 //! (tile 0 transparent, 1..=64 the font on a solid backdrop, then the strip and the bars), its map in screenblock
 //! [`OVERLAY_SCREENBLOCK`], its colours in BG palette bank [`OVERLAY_PALBANK`]. Rows [`TOP`]..=18 of the screen
 //! (the HUD keeps row 19):
@@ -28,13 +28,13 @@
 //! ```
 
 use crate::assets::{FONT_PALETTE, FONT_TILES};
+use crate::layout::{OVERLAY_CHARBLOCK, OVERLAY_PALBANK, OVERLAY_SCREENBLOCK, charblock_4bpp};
 use crate::text::Number;
 use gba::gba_cell::GbaCell;
 use gba::mmio::{Safe, VolBlock, VolGrid2d};
 use gba::prelude::*;
 use stackshot_alloc::heap::{Block, Heap};
 use stackshot_platform::fast::fill_words;
-use stackshot_platform::layout::{OVERLAY_CHARBLOCK, OVERLAY_PALBANK, OVERLAY_SCREENBLOCK, charblock_4bpp};
 use stackshot_platform::stack;
 /// The first screen row the overlay draws on.
 pub const TOP: u16 = 10;

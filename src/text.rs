@@ -2,7 +2,7 @@
 //!
 //! BG0 is a 32x32-tile text layer (4bpp, priority 0, so above the other layers) whose characters are the
 //! font's tiles in charblock [`TEXT_CHARBLOCK`] and whose map is screenblock [`TEXT_SCREENBLOCK`], its inks BG
-//! palette banks [`TEXT_INKS_PALBANK`]..+4 (all in `stackshot_platform::layout`). The screen shows the map's
+//! palette banks [`TEXT_INKS_PALBANK`]..+4 (all in `crate::layout`). The screen shows the map's
 //! top-left 30x20 tiles.
 //!
 //! ```ignore
@@ -13,10 +13,10 @@
 //! ```
 
 use crate::assets::{FONT_FACE, FONT_PALETTE, FONT_TILES};
+use crate::layout::{TEXT_CHARBLOCK, TEXT_INKS_PALBANK, TEXT_SCREENBLOCK, charblock_4bpp};
 use gba::mmio::{Safe, VolBlock, VolGrid2d};
 use gba::prelude::*;
 use stackshot_platform::fast::fill_words;
-use stackshot_platform::layout::{TEXT_CHARBLOCK, TEXT_INKS_PALBANK, TEXT_SCREENBLOCK, charblock_4bpp};
 /// Rows of the map (the visible screen is 20 of them).
 pub const ROWS: u16 = 32;
 

@@ -1,5 +1,5 @@
 //! The stack's guard and high-water mark (`stackshot_platform::stack`) on the GBA. A test that really overflows
-//! the stack is in the fault fixture (examples/faults.rs), run from outside by tools/harness/tests/crash.rs: here
+//! the stack is in the fault fixture (fixtures/faults.rs), run from outside by tools/harness/tests/crash.rs: here
 //! it would fail this ROM.
 #![no_std]
 #![no_main]
@@ -32,6 +32,7 @@ fn the_guard_is_intact_and_a_broken_canary_is_reported_where_it_broke() {
     let word = (stack::guard() + 8) as *mut u32;
     // SAFETY: a word of the guard, which only stackshot_platform::stack reads; restored before the test ends.
     let saved = unsafe { word.read_volatile() };
+    // SAFETY: as above: the broken canary is what the check must report.
     unsafe { word.write_volatile(saved ^ 1) };
     let result = stack::check();
     // SAFETY: as above.

@@ -2,8 +2,8 @@
 //! enemy is drawn in for a few frames after it is hit.
 
 use super::sprites::Look;
+use crate::layout::WHITE_OBJ_PALBANK;
 use gba::prelude::*;
-use stackshot_platform::layout::WHITE_OBJ_PALBANK;
 
 /// Frames of the white flash of a bomb.
 const FLASH_FRAMES: u8 = 16;

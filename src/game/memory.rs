@@ -60,12 +60,12 @@ static mut SHADOW: Shadow = Shadow::new();
 pub struct Region(pub [u8; HEAP_BYTES]);
 
 /// All zeros, so it lands in `.bss`, which linker.ld places in IWRAM: no 4 KB image in ROM to copy at boot.
-/// Not `no_mangle`: the allocator fixture (examples/alloc_state.rs), which links this library, has its own.
+/// Not `no_mangle`: the allocator fixture (fixtures/alloc_state.rs), which links this library, has its own.
 pub static mut AI_REGION: Region = Region([0; HEAP_BYTES]);
 
 /// The heap over `AI_REGION`, installed by `Memory::take`; a static, so that the scratch owners it hands out
 /// can free themselves wherever they are dropped. Not named `AI_HEAP`: the allocator fixture, which links this
-/// library, has a static of that name, which gdb (`heap AI_HEAP`, tools/harness/tests/gdb.rs) must find alone.
+/// library, has a static of that name, which gdb (`heap AI_HEAP`, tools/harness/tests/alloc_gdb.rs) must find alone.
 static SCRATCH_HEAP: AiHeap = LockedHeap::new();
 
 static TAKEN: GbaCell<bool> = GbaCell::new(false);

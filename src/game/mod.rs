@@ -43,7 +43,7 @@ pub fn run() -> ! {
     frame_loop::run(|_, _, input| input)
 }
 
-/// The bullet-hell scene instead of a player (`scene.rs`, `examples/bullet_hell.rs`): the same boot and frames.
+/// The bullet-hell scene instead of a player (`scene.rs`, `fixtures/bullet_hell.rs`): the same boot and frames.
 pub fn run_scene() -> ! {
     let mut scene = scene::Scene::default();
     frame_loop::run(|game, mem, input| scene.prepare(game, mem, input))

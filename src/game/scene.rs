@@ -1,9 +1,9 @@
-//! The bullet-hell scene (`examples/bullet_hell.rs`): the game at its heaviest, on purpose. Every pool is kept
+//! The bullet-hell scene (`fixtures/bullet_hell.rs`): the game at its heaviest, on purpose. Every pool is kept
 //! full (48 player bullets, 192 enemy bullets, 96 particles, 32 enemies with their AI scratch from the heap,
 //! and so all 128 sprite slots), the AI runs, and at frame [`BOMB_AT`] of play the worst moment comes on top:
 //! a bomb and a mass death in the same frame (every enemy is left one hit from death, so the bomb destroys all
 //! 32: explosions, mines' death rings, drops, the heap frees). The ship cannot be hit. The frames are the game's
-//! own, counted by its stopwatch into the telemetry the benchmark report and `tools/harness/tests/scene.rs` read.
+//! own, counted by its stopwatch into the telemetry the benchmark report and `tools/harness/tests/game_scene.rs` read.
 
 use super::ai::{World, spawn};
 use super::bullets::fire;

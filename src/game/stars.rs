@@ -1,12 +1,12 @@
 //! The starfield: two text backgrounds of scattered stars scrolling down at different speeds (BG3 far and dim,
-//! BG2 near and bright), their tiles, maps and colours where `stackshot_platform::layout` puts them.
+//! BG2 near and bright), their tiles, maps and colours where `crate::layout` puts them.
 
 use super::rng::Rng;
-use gba::prelude::*;
-use stackshot_platform::layout::{
+use crate::layout::{
     STARS_CHARBLOCK as CHARBLOCK, STARS_FAR_SCREENBLOCK as FAR_MAP, STARS_NEAR_SCREENBLOCK as NEAR_MAP,
     STARS_PALBANK as PALBANK, charblock_4bpp,
 };
+use gba::prelude::*;
 
 /// Star tiles, one row a string: '.' is transparent, a digit a colour of bank PALBANK. Tile 0 stays empty.
 const TILES: [[&[u8; 8]; 8]; 4] = [

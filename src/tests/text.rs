@@ -1,9 +1,9 @@
 //! Text on BG0: the font in VRAM, characters in the map, numbers without allocation.
 
 use crate::assets::{FONT_FACE, FONT_PALETTE, FONT_TILES};
+use crate::layout::{TEXT_CHARBLOCK, TEXT_SCREENBLOCK};
 use crate::text::{self, Ink, Number};
 use gba::prelude::*;
-use stackshot_platform::layout::{TEXT_CHARBLOCK, TEXT_SCREENBLOCK};
 
 fn entry(x: usize, y: usize) -> TextEntry {
     TEXT_SCREENBLOCKS.get_frame(usize::from(TEXT_SCREENBLOCK)).unwrap().index(x, y).read()

@@ -1,6 +1,6 @@
 //! `bench-report ARM_ELF THUMB_ELF GAME_ELF KEYS SCENE_ELF OUT.md CHART.png MAP.png`: runs the benchmark ROM's
 //! two builds (ARM in IWRAM, Thumb in ROM) until each prints `@@done`, plays the game on the key script for two
-//! minutes and runs the bullet-hell scene (`examples/bullet_hell.rs`), then writes the report as Markdown with the goal table, the chart and the heap map as PNGs, and prints the
+//! minutes and runs the bullet-hell scene (`fixtures/bullet_hell.rs`), then writes the report as Markdown with the goal table, the chart and the heap map as PNGs, and prints the
 //! report. `bench-report record …` records the game's heap traffic as a trace (`record.rs`);
 //! `bench-report traces DIR` writes the generated traces (`traces.rs`).
 //!
@@ -151,7 +151,7 @@ fn run(
              (the crate's `iwram` feature), called as in the game, so ours pays their calls where the peers are \
              inlined whole; the count-leading-zeros helper that talc and rlsf call \
              (`__clzsi2`) is an ARM function in IWRAM (`bench/src/helpers.rs`). \
-             `tools/harness/tests/bench_paths.rs` reads this build's ELF and fails if a timed function reaches ROM \
+             `tools/harness/tests/bench.rs` reads this build's ELF and fails if a timed function reaches ROM \
              other than on a panic's path (which stops the run): linked_list_allocator's free and slab's and \
              thunderdome's code keep such paths. The one other call into ROM left is slab's and thunderdome's \
              `RawVec::grow_one`, which grows their storage; it costs nothing here, as their storage is reserved \
@@ -305,7 +305,7 @@ fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<Table, String> {
             ),
             row(
                 format!("{SCENE}: every pool full, a bomb and 32 enemies destroyed in frame 120"),
-                "the same code (examples/bullet_hell.rs)",
+                "the same code (fixtures/bullet_hell.rs)",
                 hell,
                 h.game_overs,
             ),

@@ -1,7 +1,8 @@
 //! The game played from outside, in the emulator, with scripted and generated input: scoring, game over, the
-//! high-score table across a reset, reference screenshots, a heavy two-minute session measured, and an hour
-//! of random play on the debug build with the allocators checked every frame. The scripted game and the hour
-//! run twice side by side, on RAM as mGBA clears it and on dirty RAM (`common::Twins`): every frame must match.
+//! high-score table across a reset, reference screenshots, a heavy two-minute session measured, and random play
+//! on the soak build with the allocators checked every frame (five minutes of it in `make test`, an hour in
+//! `make test-long`). The scripted game and the soaks run twice side by side, on RAM as mGBA clears it and on
+//! dirty RAM (`common::Twins`): every frame must match.
 mod common;
 
 use common::{Console, Game, SHIP_TILE, Twins, debug_elf, key, objects, play, stack_headroom};
@@ -249,16 +250,16 @@ impl Rng {
     }
 }
 
-/// One soak session on the debug-assertions build, on a clean or a dirty boot: the telemetry and a hash of the
-/// screen after every frame.
-fn soak(dirty: bool) -> Vec<(Telemetry, u64)> {
+/// One soak session of `frames` frames on the debug-assertions build, on a clean or a dirty boot: the telemetry and
+/// a hash of the screen after every frame.
+fn soak(dirty: bool, frames: u64) -> Vec<(Telemetry, u64)> {
     let mut g =
         if dirty { Game::open_dirty(&debug_elf(), &debug_elf()) } else { Game::open(&debug_elf(), &debug_elf()) };
     let mut rng = Rng(0x50A6_1234);
     let mut keys = 0;
     let mut t = g.frame(0);
-    let mut trace = Vec::with_capacity(216_000);
-    for n in 0..216_000u64 {
+    let mut trace = Vec::with_capacity(frames as usize);
+    for n in 0..frames {
         if n % 6 == 0 {
             // Any of A, B and the d-pad; START only to leave the title or the end screens, SELECT never (the
             // overlay's).
@@ -277,14 +278,13 @@ fn soak(dirty: bool) -> Vec<(Telemetry, u64)> {
     trace
 }
 
-/// An hour of emulated play (216,000 frames) with random input on the debug-assertions build: its every frame
-/// checks the allocators' invariants and the stack's guard (a broken one panics), and every game over runs the
-/// leak check. Twice, side by side: on a clean boot and on a dirty one, which must match it frame for frame.
-#[test]
-fn an_hour_of_random_play_with_invariant_checks_leaks_nothing_on_clean_and_on_dirty_ram() {
+/// `frames` frames of random play on the debug-assertions build: its every frame checks the allocators' invariants
+/// and the stack's guard (a broken one panics), and every game over runs the leak check. Twice, side by side: on a
+/// clean boot and on a dirty one, which must match it frame for frame. At least `games` games must end.
+fn soak_twice(frames: u64, games: u32) {
     let (clean, dirty) = std::thread::scope(|s| {
-        let dirty = s.spawn(|| soak(true));
-        (soak(false), dirty.join().unwrap())
+        let dirty = s.spawn(|| soak(true, frames));
+        (soak(false, frames), dirty.join().unwrap())
     });
     if let Some(frame) = (0..clean.len()).find(|&i| clean[i] != dirty[i]) {
         let (a, b) = (&clean[frame], &dirty[frame]);
@@ -303,9 +303,23 @@ fn an_hour_of_random_play_with_invariant_checks_leaks_nothing_on_clean_and_on_di
         t.heap_fallbacks,
         t.stack_peak
     );
-    assert!(t.game_overs >= 10, "only {} games in an hour: is the input reaching the game?", t.game_overs);
+    assert!(t.game_overs >= games, "only {} games in {frames} frames: is the input reaching the game?", t.game_overs);
     assert_eq!(t.leak_checks, t.game_overs);
     assert_eq!(t.leak_failures, 0, "a game over left a pool or the heap not empty, or the heap refused a free");
     // The debug build's IWRAM holds bigger code and leaves less stack; measured every frame.
     stack_headroom(&debug_elf(), t.stack_peak, 512);
+}
+
+/// The short tier's soak (`make test`): 18,000 frames, five minutes of emulated play and about a minute of wall
+/// time, enough for several games, each ending in a leak check.
+#[test]
+fn five_minutes_of_random_play_with_invariant_checks_leak_nothing_on_clean_and_on_dirty_ram() {
+    soak_twice(18_000, 2);
+}
+
+/// An hour of emulated play (216,000 frames), in `make test-long`.
+#[test]
+#[ignore = "an hour of emulated play: make test-long runs it"]
+fn an_hour_of_random_play_with_invariant_checks_leaks_nothing_on_clean_and_on_dirty_ram() {
+    soak_twice(216_000, 10);
 }

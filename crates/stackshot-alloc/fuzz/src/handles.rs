@@ -1,6 +1,6 @@
 //! The pools that hand out typed handles: `IndexPool` (`u8` and `u16` indices) and `FlagPool`.
 
-use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use arbitrary::Arbitrary;
 use stackshot_alloc::pool::{CheckError, FlagPool, Handle, Index, IndexPool, PoolError};
 
 use crate::model::Live;

@@ -3,7 +3,7 @@
 
 use std::ptr::NonNull;
 
-use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use arbitrary::Arbitrary;
 use stackshot_alloc::heap::{Heap, HeapError, Stats};
 
 use crate::model::Live;

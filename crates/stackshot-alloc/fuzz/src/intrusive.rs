@@ -2,7 +2,7 @@
 
 use std::ptr::NonNull;
 
-use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use arbitrary::Arbitrary;
 use stackshot_alloc::pool::{IntrusivePool, PoolError};
 
 use crate::model::Live;

@@ -13,7 +13,7 @@ mod packed;
 mod ptr;
 mod value;
 
-use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use arbitrary::Arbitrary;
 use stackshot_alloc::pool::{FlagPool, IndexPool, Packed18, Packed24};
 
 /// A fuzz input: how to lay out the intrusive pool, then the operations.

@@ -1,6 +1,6 @@
 //! The packed index stacks, `Packed24` and `Packed18` (through `props::Packed`): bare `u32` slot indices.
 
-use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use arbitrary::Arbitrary;
 use stackshot_alloc::pool::PoolError;
 use stackshot_alloc::pool::props::Packed;
 

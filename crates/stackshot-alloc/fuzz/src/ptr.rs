@@ -3,7 +3,7 @@
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
-use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use arbitrary::Arbitrary;
 use stackshot_alloc::pool::{PoolError, PtrPool};
 
 use crate::model::Live;

@@ -1,6 +1,6 @@
 //! The value stack, `ValueStack`: the values are the resource; giving back more than was taken is `Overflow`.
 
-use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use arbitrary::Arbitrary;
 use stackshot_alloc::pool::{PoolError, ValueStack};
 
 const N: usize = 32;

@@ -187,12 +187,11 @@ impl<'a, L: RawMutex> LockedHeap<'a, L> {
 
     /// Allocates a block for `layout` under the lock, and after the unlock zeroes it (in whole blocks) if
     /// `zeroed`. With the `iwram` feature one ARM function in IWRAM: the lock, the heap's allocation, the unlock
-    /// and the zeroing, so that a caller in Thumb code makes one call. Taking the lock in Thumb around a call of
-    /// `iwram::heap_alloc`, and zeroing through a second call, cost the game's allocation 384 cycles instead of
-    /// 291 (`tests/heap.rs`, median of the AI trace, when this was measured). `zeroed` is an argument, so that a
-    /// program that allocates both ways (`Vec::new_in` beside `boxed_slice_zeroed`) has this code in IWRAM once:
-    /// as a const parameter it was two copies (1 256 and 1 224 bytes in `tests/heap.rs`'s ROM), and the game's
-    /// zeroed allocation 32 cycles cheaper (291 → 323; a zeroing function around this one cost 37).
+    /// and the zeroing, so that a caller in Thumb code makes one call and one switch to ARM state, where a lock
+    /// taken in Thumb around the allocation and a second call to zero would make three (`tests/heap.rs` prints
+    /// what an allocation costs the game this way). `zeroed` is an argument, not a const parameter, so that a
+    /// program that allocates both ways (`Vec::new_in` beside `boxed_slice_zeroed`) has this code in IWRAM once,
+    /// not twice; the test of `zeroed` costs the non-zeroing call a branch.
     #[cfg_attr(feature = "iwram", inline(never))]
     #[cfg_attr(
         all(feature = "iwram", target_arch = "arm"),
