@@ -102,7 +102,8 @@ impl HighScores {
 }
 
 impl Record {
-    fn to_bytes(self) -> [u8; RECORD_BYTES] {
+    /// The record as SRAM holds it: magic, version, sequence, entries, CRC.
+    pub(crate) fn to_bytes(self) -> [u8; RECORD_BYTES] {
         let mut bytes = [0; RECORD_BYTES];
         bytes[..MAGIC.len()].copy_from_slice(&MAGIC);
         bytes[MAGIC.len()] = VERSION;
@@ -148,11 +149,19 @@ pub fn read_copy(index: usize) -> Result<Record, Invalid> {
     Record::from_bytes(&bytes)
 }
 
-/// The current copy (the valid one with the higher sequence number) and its index, if either is valid.
+/// Whether sequence number `b` comes after `a`, in serial-number arithmetic (RFC 1982) on 32 bits: `b` is ahead
+/// by less than half the circle. So the save after `u32::MAX` (sequence 0) is the newer one, whatever a
+/// damaged or foreign SRAM set the count to. Two numbers half the circle apart are neither: copy 0 wins.
+fn is_after(b: u32, a: u32) -> bool {
+    (b.wrapping_sub(a) as i32) > 0
+}
+
+/// The current copy (the valid one whose sequence number comes after the other's) and its index, if either is
+/// valid.
 pub fn current() -> Option<(usize, Record)> {
     let (a, b) = (read_copy(0).ok(), read_copy(1).ok());
     match (a, b) {
-        (Some(a), Some(b)) if b.sequence > a.sequence => Some((1, b)),
+        (Some(a), Some(b)) if is_after(b.sequence, a.sequence) => Some((1, b)),
         (Some(a), _) => Some((0, a)),
         (None, Some(b)) => Some((1, b)),
         (None, None) => None,
@@ -165,8 +174,8 @@ pub fn load() -> HighScores {
 }
 
 /// Saves `table` in the copy that is not the current one (copy 0 if neither is valid), with the next sequence
-/// number; at every moment of the write, [`load`] gives the table saved before or `table` (a u32 sequence
-/// number outlasts any cartridge: 4 billion saves).
+/// number (wrapping after `u32::MAX`, which [`current`]'s comparison allows for); at every moment of the write,
+/// [`load`] gives the table saved before or `table`.
 pub fn store(table: &HighScores) {
     let (index, sequence) = match current() {
         Some((i, copy)) => (1 - i, copy.sequence.wrapping_add(1)),

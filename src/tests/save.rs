@@ -1,6 +1,6 @@
 //! The high-score table in cartridge SRAM: round trips through both copies, a damaged copy giving way to the
 //! other, and blank or damaged SRAM loading as the defaults. (A save cut part-way is tested from outside, where
-//! the harness can cut it: tools/harness/tests/save.rs.)
+//! the harness can cut it: tools/harness/tests/game_save.rs.)
 
 use crate::save::{self, COPIES, COPY_STRIDE, Entry, HighScores, Invalid, RECORD_BYTES, Record, SAVE_TYPE, SRAM};
 
@@ -45,6 +45,32 @@ fn stores_alternate_between_the_copies_and_the_newest_loads() {
     }
     // The older copy still holds the table before.
     assert_eq!(save::read_copy(1).map(|c| c.table), Ok(tables[1]));
+}
+
+/// Writes `record` into copy `index`, as `save::store` would with that sequence number.
+fn write_copy(index: usize, record: Record) {
+    for (offset, byte) in record.to_bytes().into_iter().enumerate() {
+        set_sram_byte(index * COPY_STRIDE + offset, byte);
+    }
+}
+
+#[test_case]
+fn the_save_after_the_last_sequence_number_wraps_to_zero_and_loads() {
+    blank();
+    let old = a_played_table(*b"OLD");
+    write_copy(0, Record { sequence: u32::MAX - 1, table: HighScores::DEFAULT });
+    write_copy(1, Record { sequence: u32::MAX, table: old });
+    assert_eq!(save::current(), Some((1, Record { sequence: u32::MAX, table: old })));
+    let tables = [a_played_table(*b"ONE"), a_played_table(*b"TWO"), a_played_table(*b"TRI")];
+    for (n, table) in tables.iter().enumerate() {
+        save::store(table);
+        assert_eq!(save::current(), Some((n % 2, Record { sequence: n as u32, table: *table })), "store {n}");
+        assert_eq!(save::load(), *table, "store {n}");
+    }
+    // Half the circle apart, neither is after the other: copy 0 is taken, not the higher number.
+    write_copy(0, Record { sequence: 5, table: old });
+    write_copy(1, Record { sequence: 5 + (1 << 31), table: HighScores::DEFAULT });
+    assert_eq!(save::load(), old);
 }
 
 /// Blank SRAM, then two tables stored: the older, the newest, and the index of the newest's copy.

@@ -5,8 +5,8 @@
 //! Holding the lock clears the master interrupt enable (IME, 0x0400_0208): an interrupt that arrives meanwhile
 //! waits, and is taken as soon as the lock is released and IME gets its old value back.
 //!
-//! Built with the feature `gba` for ARM targets only; on other targets these docs are all there is of it (on
-//! the host, share a heap with any other `RawMutex`).
+//! Built with the feature `gba` for the GBA's targets only (`thumbv4t-none-eabi`, `armv4t-none-eabi`); the
+//! feature is a compile error on any other (on the host, share a heap with any other `RawMutex`).
 //!
 //! [`LockedHeap`]: crate::heap::LockedHeap
 
@@ -30,6 +30,13 @@ fn barrier() {
 /// does). `try_lock` refuses it and `lock` panics with a message, since waiting would never end. A `with` closure
 /// runs with interrupts masked for its whole length (a `check()` of a large heap takes a while).
 ///
+/// **The rule for interrupt handlers:** a handler leaves IME as it found it. Taking this lock reads IME and then
+/// clears it, and releasing it writes back what it read: a handler taken between that read and that clear, which
+/// changed IME and left it changed, would have its change undone at the release. Handlers the BIOS dispatches
+/// keep the rule unless they write IME themselves (taking an interrupt does not change IME), and a handler that
+/// takes an `IrqLock` of its own keeps it too, as the lock puts IME back. Enable or disable interrupts for good
+/// from the main loop, outside any lock.
+///
 /// Each lock remembers whether IME was set when it was taken, and if so sets it again when released; one taken
 /// with interrupts masked already (inside another lock) leaves IME as it is. So locks held together are released
 /// in the reverse order, as Rust drops guards at the end of their scopes. One released before a lock taken after
@@ -47,7 +54,7 @@ pub struct IrqLock {
 /// [`LockedHeap`]: crate::heap::LockedHeap
 pub type IrqMutex<T> = lock_api::Mutex<IrqLock, T>;
 
-// SAFETY: the GBA has one core (this module builds as code for ARM targets only), so contexts interleave only through
+// SAFETY: the GBA has one core (this module builds for the GBA's targets only), so contexts interleave only through
 // interrupts, and an interrupting context runs to its end before the one it interrupted goes on. `held` is tested
 // and set after IME is cleared: a handler let in before the clear takes effect has released what it took by the
 // time the test runs, and none comes between the test and the set. A `Cell<bool>` or `Cell<u16>` access is a
@@ -61,7 +68,7 @@ unsafe impl Sync for IrqLock {}
 #[cold]
 #[inline(never)]
 fn reentered() -> ! {
-    // Short enough for the game's crash screen (four of its rows; `tools/harness/tests/crash.rs` reads it).
+    // Short enough for the game's crash screen (four of its rows; `tools/harness/tests/game_crash.rs` reads it).
     panic!("stackshot-alloc: IrqLock re-entered (an allocation inside LockedHeap::with, or IntrWait inside a lock?)");
 }
 
@@ -74,7 +81,7 @@ unsafe impl lock_api::RawMutex for IrqLock {
     type GuardMarker = lock_api::GuardNoSend;
 
     // Always inlined, this and the two below: `LockedHeap`'s ARM functions in IWRAM would otherwise call them as
-    // Thumb code in ROM (`tools/harness/tests/hot_paths.rs` fails then).
+    // Thumb code in ROM (`tools/harness/tests/game_hot_paths.rs` fails then).
     #[inline(always)]
     fn lock(&self) {
         if !self.try_lock() {

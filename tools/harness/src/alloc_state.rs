@@ -1,7 +1,7 @@
 //! The allocators' state read from emulator memory without gdb, to check what the allocator crate's gdb commands
 //! (`crates/stackshot-alloc/gdb/stackshot_alloc.py`) print: a tree-heap region copied out of the emulator and read
 //! through the allocator crate's own [`HeapView`] (the harness has no decoder of the heap's format), the lines gdb's
-//! `heap` prints made from that view, and the report in which the fixture `examples/alloc_state.rs` writes what the
+//! `heap` prints made from that view, and the report in which the fixture `fixtures/alloc_state.rs` writes what the
 //! crate's API says on the GBA.
 
 use crate::elf::Elf;
@@ -99,7 +99,7 @@ pub struct Bullet {
     pub dy: i8,
 }
 
-/// The fixture's `Report` (`#[repr(C)]` in examples/alloc_state.rs): what the crate's API says.
+/// The fixture's `Report` (`#[repr(C)]` in fixtures/alloc_state.rs): what the crate's API says.
 #[derive(Clone, Debug)]
 pub struct Report {
     /// `Heap::stats()`: capacity, free, used, largest free (bytes), free runs, peak (bytes), failed, bad frees.
@@ -134,10 +134,21 @@ impl Report {
                 sym.size
             ));
         }
-        let b = emu.read_bytes(sym.address, REPORT_BYTES as usize);
+        Report::parse(&emu.read_bytes(sym.address, REPORT_BYTES as usize))
+    }
+
+    /// Decodes the report's `REPORT_BYTES` bytes; refuses a live count above the pool's `SLOTS`, which the ROM's
+    /// memory could hold if it were damaged.
+    pub fn parse(b: &[u8]) -> Result<Report, String> {
+        if b.len() != REPORT_BYTES as usize {
+            return Err(format!("the report is {} bytes, not {REPORT_BYTES}", b.len()));
+        }
         let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
         let check = &b[32..72];
         let pool_len = u32_at(72);
+        if pool_len as usize > SLOTS {
+            return Err(format!("the report's pool_len is {pool_len}, more than the pool's {SLOTS} slots"));
+        }
         let live_count = pool_len as usize;
         let live = (0..live_count)
             .map(|k| {
@@ -162,5 +173,29 @@ impl Report {
             live_generations: b[212..212 + live_count].to_vec(),
             last_frame_cycles: u32_at(204),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_with_more_live_slots_than_the_pool_has_is_refused() {
+        let mut bytes = vec![0; REPORT_BYTES as usize];
+        for len in [0, SLOTS as u32] {
+            bytes[72..76].copy_from_slice(&len.to_le_bytes());
+            let report = Report::parse(&bytes).unwrap();
+            assert_eq!(
+                (report.pool_len, report.live.len(), report.free_stack.len()),
+                (len, len as usize, SLOTS - len as usize)
+            );
+        }
+        for len in [SLOTS as u32 + 1, u32::MAX] {
+            bytes[72..76].copy_from_slice(&len.to_le_bytes());
+            let error = Report::parse(&bytes).unwrap_err();
+            assert!(error.contains(&format!("pool_len is {len}")), "{error}");
+        }
+        assert!(Report::parse(&bytes[1..]).unwrap_err().contains("bytes, not"));
     }
 }

@@ -137,13 +137,25 @@ impl<T: ?Sized, L: RawMutex> HeapBox<'_, '_, T, L> {
     /// # Safety
     /// Called once; the box is not used afterwards.
     unsafe fn release(&mut self) -> Result<(), HeapError> {
+        /// Frees the block if dropping the contents panics, on the way out, as `Box` does.
+        struct FreeOnUnwind<'b, 'a, L: RawMutex>(&'b LockedHeap<'a, L>, NonNull<u8>);
+        impl<L: RawMutex> Drop for FreeOnUnwind<'_, '_, L> {
+            fn drop(&mut self) {
+                // A refusal is counted in `Stats::bad_frees`, as a dropped box's is.
+                let _ = self.0.free_block(self.1);
+            }
+        }
         // SAFETY: ptr holds a T (or a slice) written when the box was made, owned by the box until now.
         let size = size_of_val(unsafe { self.ptr.as_ref() });
-        // SAFETY: as above; the caller promises this runs once, so the contents are dropped exactly once.
-        unsafe { self.ptr.drop_in_place() };
         if size == 0 {
+            // SAFETY: as above; the caller promises this runs once, so the contents are dropped exactly once.
+            unsafe { self.ptr.drop_in_place() };
             return Ok(()); // no block was taken
         }
+        let on_unwind = FreeOnUnwind(self.heap, self.ptr.cast());
+        // SAFETY: as above.
+        unsafe { self.ptr.drop_in_place() };
+        core::mem::forget(on_unwind);
         self.heap.free_block(self.ptr.cast())
     }
 }

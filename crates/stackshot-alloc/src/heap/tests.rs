@@ -1080,6 +1080,25 @@ fn item9_a_panic_inside_the_lock_releases_it() {
     assert_eq!(locked.with(|h| h.stats().used_bytes), Ok(8));
 }
 
+// A `HeapBox` whose value's `drop` panics still frees its block on the way out, as `Box::new_in` does.
+#[test]
+fn a_box_whose_drop_panics_frees_its_block() {
+    struct Panics(#[allow(dead_code, reason = "only its size matters")] [u8; 40]);
+    impl Drop for Panics {
+        fn drop(&mut self) {
+            panic!("the value's drop panics");
+        }
+    }
+    let mut w = region(256);
+    let locked = Locked::new();
+    locked.init(Heap::new(bytes(&mut w)).unwrap()).ok().unwrap();
+    let b = locked.boxed(Panics([0; 40])).ok().unwrap();
+    assert_eq!(locked.with(|h| h.stats().used_bytes), Ok(40));
+    assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(b))).is_err());
+    assert_eq!(locked.with(|h| h.stats().used_bytes), Ok(0), "the block leaked");
+    assert_eq!(locked.with(|h| (h.stats().bad_frees, h.check())), Ok((0, Ok(()))));
+}
+
 // Issue 11, item 7: resizing in place. The one block that fills the heap shrinks (`shrink_to_fit` needs it),
 // and a `Vec` built by `push` grows into the free run behind it instead of needing a second run.
 #[cfg(feature = "allocator-api")]

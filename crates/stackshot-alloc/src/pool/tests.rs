@@ -150,3 +150,39 @@ fn the_pool_trait_means_the_same_for_every_pool() {
     let mut region = [0u8; 256];
     fill_and_empty(&mut IntrusivePool::new(&mut region, 8).unwrap(), || (), "IntrusivePool");
 }
+
+/// A value that counts its drops, and panics in the drop of the one numbered `panics`.
+struct Counted<'c> {
+    n: u32,
+    panics: u32,
+    drops: &'c core::cell::Cell<u32>,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.drops.set(self.drops.get() + 1);
+        if self.n == self.panics {
+            panic!("the drop of value {} panics", self.n);
+        }
+    }
+}
+
+/// Dropping a pool drops every live value, as a `Vec` does, even when one value's `drop` panics.
+#[test]
+fn a_pool_drops_every_value_when_one_drop_panics() {
+    let drops = core::cell::Cell::new(0);
+    let mut index: IndexPool<Counted<'_>, u8, 16> = IndexPool::new();
+    for n in 0..8 {
+        assert!(index.alloc(Counted { n, panics: 3, drops: &drops }).is_ok());
+    }
+    assert!(std::panic::catch_unwind(core::panic::AssertUnwindSafe(move || drop(index))).is_err());
+    assert_eq!(drops.get(), 8, "IndexPool dropped {} of its 8 values", drops.get());
+
+    drops.set(0);
+    let mut flag: FlagPool<Counted<'_>, 16> = FlagPool::new(0);
+    for n in 0..8 {
+        assert!(flag.alloc(Counted { n, panics: 3, drops: &drops }).is_ok());
+    }
+    assert!(std::panic::catch_unwind(core::panic::AssertUnwindSafe(move || drop(flag))).is_err());
+    assert_eq!(drops.get(), 8, "FlagPool dropped {} of its 8 values", drops.get());
+}
