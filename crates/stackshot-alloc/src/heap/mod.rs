@@ -634,13 +634,17 @@ impl<'a> Heap<'a> {
     }
 
     /// Frees the used run starting at `ptr` and merges it with free neighbours. Pointers outside the heap, not
-    /// at the start of a used run, or at a free block are refused and the heap is left as it was.
-    // Not inlined in Thumb (no `iwram` feature): inlined into its caller, its many live values spilled to the
-    // stack, and the call costs less than the spills. Every Thumb/ROM free figure of `make bench` fell, e.g. the
-    // medians 481 / 493 / 469 -> 473 / 479 / 453 cycles (AI, bullet hell, agb), the slowest 604 / 807 / 664 ->
-    // 586 / 785 / 642, for 60 bytes more of stack at most (measured; the bullet-hell one then fell to 747 with
-    // `tree_grow`'s in-line attach, a gain only with `free` out of line). Alloc the same way rose (the AI trace's
-    // median 193 -> 249): it stays inlined.
+    /// at the start of a used run, or at a free block are refused and the heap is left as it was: a double free
+    /// is [`HeapError::DoubleFree`] while the run is still free.
+    ///
+    /// **A stale pointer is not caught.** Once a freed run's blocks have been handed out again, a pointer to its
+    /// start may be the start of the new owner's run, and freeing it frees the new owner's block: the map holds
+    /// no owner, only which blocks are used and where each used run ends (two bits a block, no header). Code that
+    /// must not make this mistake owns its blocks through [`HeapBox`] or `Box::new_in`, which free
+    /// each block once, from safe code; the raw `alloc` and `free` leave it to the caller, as `GlobalAlloc` does.
+    // Not inlined in Thumb (no `iwram` feature): inlined into its caller, its many live values are spilled to the
+    // stack, and the call costs less than the spills (for a few more bytes of stack). Alloc stays inlined, as a
+    // call costs it more than it saves.
     #[cfg_attr(feature = "iwram", inline(always))]
     #[cfg_attr(not(feature = "iwram"), inline(never))]
     pub fn free(&mut self, ptr: NonNull<u8>) -> Result<(), HeapError> {
