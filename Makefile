@@ -69,36 +69,41 @@ examples-agb: setup
 	cd $(AGB_QUICKSTART) && cargo build --release
 
 # The tests, in two tiers. `make test` is every correctness test at short settings, and keeps to its time (README,
-# "Testing"): the lints, every on-target test ROM, the harness's tests of the ROMs (a soak of five emulated
+# "Testing"): the lints, every on-target test ROM, the harness's tests of the ROMs (a soak of twenty emulated
 # minutes), the allocator crate natively (nightly with the `iwram` code paths and the allocator API, and stable
 # without), under Miri (a subset, tools/miri quick) and its fuzz target's logic over the committed corpus.
 # `make test-long` is what takes long: the hour's soak and the agb quick start (the harness's ignored tests), the
 # lints of every feature combination, rustdoc and `cargo package`, the crate natively without `iwram` on nightly,
 # Miri's full matrix, and a minute of fuzzing each build. Each tier ends with a table of its steps' times and
-# `total: N passed, M failed` (tools/step); a failed step does not stop the rest.
+# `total: N passed, M failed` (tools/step); a failed step does not stop the rest. In `make test` the allocator
+# crate's host steps run in a lane beside the ROMs' (tools/step lane): they share no build folder, and the two
+# halves take about as long, so the two cores finish together.
 STEP = tools/step run $(LOG)
 CLIPPY := -- -D warnings
 CRATE_FUZZ := $(CRATE)/fuzz
 
 test: LOG := target/test.log
-test: setup
+test:
 	@tools/step begin $(LOG)
+	@$(STEP) "setup: what is missing (tools/setup)" 'tools/setup'
+	@tools/step lane $(LOG) \
+	  "allocator crate: nightly, iwram paths" 'tools/host-cargo $(CRATE) test --release --features allocator-api,iwram --no-fail-fast' \
+	  "allocator crate: stable" 'cd $(CRATE) && cargo +stable test --no-fail-fast' \
+	  "allocator crate: Miri, a subset" 'tools/miri quick' \
+	  "allocator crate: fuzz corpus" 'cd $(CRATE_FUZZ) && cargo +stable test --no-default-features --no-fail-fast'
 	@$(STEP) "build: the game, fixtures, soak, bench-arm" '$(MAKE) --no-print-directory rom fixture soak bench-arm'
 	@$(STEP) "build: the gba quick start" '$(MAKE) --no-print-directory examples-gba'
 	@$(MAKE) --no-print-directory lint-steps LOG=$(LOG)
 	@$(STEP) "game and test ROMs, on the GBA" 'cargo test --release --no-fail-fast'
 	@$(STEP) "asset converter" 'rustc --edition 2024 --test build/convert.rs -o target/convert-tests && target/convert-tests'
 	@$(STEP) "harness: the ROMs from outside" 'cd tools && cargo test --release --workspace --no-fail-fast'
-	@$(STEP) "allocator crate: nightly, iwram paths" 'tools/host-cargo $(CRATE) test --release --features allocator-api,iwram --no-fail-fast'
-	@$(STEP) "allocator crate: stable" 'cd $(CRATE) && cargo +stable test --no-fail-fast'
-	@$(STEP) "allocator crate: Miri, a subset" 'tools/miri quick'
-	@$(STEP) "allocator crate: fuzz corpus" 'cd $(CRATE_FUZZ) && cargo +stable test --release --no-default-features --no-fail-fast'
+	@tools/step wait $(LOG)
 	@tools/step end $(LOG)
 
 test-long: LOG := target/test-long.log
-test-long: setup
+test-long:
 	@tools/step begin $(LOG)
-	@$(STEP) "setup: cargo-fuzz" 'tools/setup long'
+	@$(STEP) "setup: what is missing, and cargo-fuzz" 'tools/setup long'
 	@$(STEP) "build: the agb quick start" '$(MAKE) --no-print-directory rom soak examples-gba examples-agb'
 	@$(STEP) "clippy: every feature set, agb quick start" '$(MAKE) --no-print-directory lint-long'
 	@$(STEP) "rustdoc and cargo package" '$(MAKE) --no-print-directory package'
@@ -117,8 +122,9 @@ test-long: setup
 # crate's logic here: stable uses its prebuilt std, where nightly would build std from source for the host, as the
 # root config's `build-std` reaches every folder. `make lint` runs these alone, with their table.
 lint: LOG := target/lint.log
-lint: setup
+lint:
 	@tools/step begin $(LOG)
+	@$(STEP) "setup: what is missing (tools/setup)" 'tools/setup'
 	@$(MAKE) --no-print-directory lint-steps LOG=$(LOG)
 	@tools/step end $(LOG)
 

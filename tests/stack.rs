@@ -1,5 +1,5 @@
 //! The stack's guard and high-water mark (`stackshot_platform::stack`) on the GBA. A test that really overflows
-//! the stack is in the fault fixture (fixtures/faults.rs), run from outside by tools/harness/tests/crash.rs: here
+//! the stack is in the fault fixture (fixtures/faults.rs), run from outside by tools/harness/tests/game_crash.rs: here
 //! it would fail this ROM.
 #![no_std]
 #![no_main]

@@ -35,13 +35,13 @@
 #![cfg_attr(feature = "allocator-api", feature(allocator_api))]
 
 pub mod heap;
-// The GBA's interrupt registers: only for the GBA's own targets, `thumbv4t-none-eabi` and `armv4t-none-eabi` (bare
-// ARMv4T: every later ARM has `v5te`), where 0x0400_0208 is IME and the one core interleaves only through
-// interrupts; elsewhere its IME write would be a wild store, and its lock no lock (a Cortex-M board is
-// `target_os = "none"` too). In the docs on any target, as docs.rs builds them on the host.
-#[cfg(all(feature = "gba", any(all(target_arch = "arm", target_os = "none", not(target_feature = "v5te")), doc)))]
+// The GBA's interrupt registers: only for the GBA's own targets (`cfg(gba_target)`, set by build.rs), where
+// 0x0400_0208 is IME and the one core interleaves only through interrupts; elsewhere its IME write would be a wild
+// store, and its lock no lock (a Cortex-M board is `target_os = "none"` too). In the docs on any target, as
+// docs.rs builds them on the host.
+#[cfg(all(feature = "gba", any(gba_target, doc)))]
 pub mod irq;
-#[cfg(all(feature = "gba", not(all(target_arch = "arm", target_os = "none", not(target_feature = "v5te"))), not(doc)))]
+#[cfg(all(feature = "gba", not(gba_target), not(doc)))]
 compile_error!(
     "stackshot-alloc's feature `gba` (IrqLock, which masks the GBA's IME) builds only for the GBA's targets, \
      thumbv4t-none-eabi and armv4t-none-eabi"

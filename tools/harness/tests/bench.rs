@@ -96,7 +96,7 @@ fn the_check_sees_a_call_into_rom() {
 }
 
 /// The ARM/IWRAM figures hold on a GBA: no code in IWRAM, ours or a peer's, uses an encoding whose result ARMv4T
-/// leaves UNPREDICTABLE (see `hot_paths.rs`).
+/// leaves UNPREDICTABLE (see `game_hot_paths.rs`).
 #[test]
 fn no_iwram_code_uses_an_unpredictable_encoding() {
     let elf = Elf::read(&common::bench_elf()).unwrap();

@@ -1,6 +1,6 @@
 //! The game played from outside, in the emulator, with scripted and generated input: scoring, game over, the
 //! high-score table across a reset, reference screenshots, a heavy two-minute session measured, and random play
-//! on the soak build with the allocators checked every frame (five minutes of it in `make test`, an hour in
+//! on the soak build with the allocators checked every frame (twenty minutes of it in `make test`, an hour in
 //! `make test-long`). The scripted game and the soaks run twice side by side, on RAM as mGBA clears it and on
 //! dirty RAM (`common::Twins`): every frame must match.
 mod common;
@@ -183,7 +183,7 @@ fn booted() -> Game {
     g
 }
 
-/// The benchmark the README quotes: two minutes of the bot playing (continuing after a game over).
+/// The session the benchmark report measures: two minutes of the bot playing (continuing after a game over).
 #[test]
 fn a_heavy_two_minute_session_never_slows_down() {
     let mut g = booted();
@@ -310,11 +310,11 @@ fn soak_twice(frames: u64, games: u32) {
     stack_headroom(&debug_elf(), t.stack_peak, 512);
 }
 
-/// The short tier's soak (`make test`): 18,000 frames, five minutes of emulated play and about a minute of wall
+/// The short tier's soak (`make test`): 72,000 frames, twenty minutes of emulated play and about a minute of wall
 /// time, enough for several games, each ending in a leak check.
 #[test]
-fn five_minutes_of_random_play_with_invariant_checks_leak_nothing_on_clean_and_on_dirty_ram() {
-    soak_twice(18_000, 2);
+fn twenty_minutes_of_random_play_with_invariant_checks_leak_nothing_on_clean_and_on_dirty_ram() {
+    soak_twice(72_000, 3);
 }
 
 /// An hour of emulated play (216,000 frames), in `make test-long`.
