@@ -104,7 +104,7 @@ test-long: LOG := target/test-long.log
 test-long:
 	@tools/step begin $(LOG)
 	@$(STEP) "setup: what is missing, and cargo-fuzz" 'tools/setup long'
-	@$(STEP) "build: the agb quick start" '$(MAKE) --no-print-directory rom soak examples-gba examples-agb'
+	@$(STEP) "build: the soak ROM, the agb quick start" '$(MAKE) --no-print-directory soak examples-agb'
 	@$(STEP) "clippy: every feature set, agb quick start" '$(MAKE) --no-print-directory lint-long'
 	@$(STEP) "rustdoc and cargo package" '$(MAKE) --no-print-directory package'
 	@$(STEP) "harness: hour soak, agb quick start" 'cd tools && cargo test --release --workspace --no-fail-fast -- --ignored'
@@ -115,12 +115,11 @@ test-long:
 
 # Formatting (rustfmt.toml) and clippy (every warning an error), one pass a workspace: the game's (the game, bench,
 # tests, the platform, and the allocator crate's GBA code, which clippy lints as a member with every feature the
-# members ask for, and the allocator API), the allocator crate's host tests from its folder (its config targets the
-# host; tools/host-cargo, from outside the repository, with nightly's prebuilt std), tools/, the gba quick start
-# and the fuzz crate's logic. ROM binaries are no test targets: `--tests` would
-# build them with the host's test harness. tools/ builds on stable (tools/rust-toolchain.toml), and so does the fuzz
-# crate's logic here: stable uses its prebuilt std, where nightly would build std from source for the host, as the
-# root config's `build-std` reaches every folder. `make lint` runs these alone, with their table.
+# members ask for, and the allocator API), the allocator crate's host tests (through tools/host-cargo, with nightly's
+# prebuilt std), tools/, the gba quick start and the fuzz crate's logic. ROM binaries are no test targets: `--tests`
+# would build them with the host's test harness. tools/ builds on stable (tools/rust-toolchain.toml), and so does the
+# fuzz crate's logic here: stable uses its prebuilt std, where nightly would build std from source for the host, as
+# the root config's `build-std` reaches every folder. `make lint` runs these alone, with their table.
 lint: LOG := target/lint.log
 lint:
 	@tools/step begin $(LOG)

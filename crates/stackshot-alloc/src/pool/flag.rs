@@ -164,35 +164,17 @@ impl<T, const N: usize> Pool for FlagPool<T, N> {
     }
 }
 
-impl<T, const N: usize> FlagPool<T, N> {
-    /// Drops the flagged values of slots `from..N`, going on past one whose `drop` panics as a `Vec` does: the
-    /// guard drops the rest while the panic unwinds (a second panic aborts). Only for `Drop`.
-    fn drop_live_from(&mut self, from: usize) {
-        struct Rest<'p, T, const N: usize>(&'p mut FlagPool<T, N>, usize);
-        impl<T, const N: usize> Drop for Rest<'_, T, N> {
-            fn drop(&mut self) {
-                let from = self.1;
-                self.0.drop_live_from(from);
-            }
-        }
-        let mut rest = Rest(self, from);
-        while rest.1 < N {
-            let i = rest.1;
-            rest.1 += 1;
-            if rest.0.used[i] {
-                // SAFETY: flagged, so initialised (FL1); dropped once, as the pool goes away: the guard goes on
-                // from the slot after this one.
-                unsafe { rest.0.slots[i].assume_init_drop() };
-            }
-        }
-        core::mem::forget(rest);
-    }
-}
-
 impl<T, const N: usize> Drop for FlagPool<T, N> {
     fn drop(&mut self) {
         if core::mem::needs_drop::<T>() {
-            self.drop_live_from(0);
+            // Every flagged value, going on past one whose `drop` panics.
+            super::drop_each(0, N, &mut |i| {
+                if self.used[i] {
+                    // SAFETY: flagged, so initialised (FL1); dropped once, as the pool goes away: `drop_each`
+                    // visits each slot once.
+                    unsafe { self.slots[i].assume_init_drop() };
+                }
+            });
         }
     }
 }

@@ -401,33 +401,16 @@ impl<T, I: Index, const N: usize, P> Default for IndexPool<T, I, N, P> {
     }
 }
 
-impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
-    /// Drops the live values at stack positions `from..N`, going on past one whose `drop` panics as a `Vec`
-    /// does: the guard drops the rest while the panic unwinds (a second panic aborts). Only for `Drop`.
-    fn drop_live_from(&mut self, from: usize) {
-        struct Rest<'p, T, I: Index, const N: usize, P>(&'p mut IndexPool<T, I, N, P>, usize);
-        impl<T, I: Index, const N: usize, P> Drop for Rest<'_, T, I, N, P> {
-            fn drop(&mut self) {
-                let from = self.1;
-                self.0.drop_live_from(from);
-            }
-        }
-        let mut rest = Rest(self, from);
-        while rest.1 < N {
-            let i = rest.0.stack[rest.1].to_usize();
-            rest.1 += 1;
-            // SAFETY: live slots are initialised (IX3) and each is dropped once: `stack` is a permutation, and
-            // the guard goes on from the position after this one.
-            unsafe { rest.0.slots[i].assume_init_drop() };
-        }
-        core::mem::forget(rest);
-    }
-}
-
 impl<T, I: Index, const N: usize, P> Drop for IndexPool<T, I, N, P> {
     fn drop(&mut self) {
         if core::mem::needs_drop::<T>() {
-            self.drop_live_from(self.free);
+            // Every live value, going on past one whose `drop` panics.
+            super::drop_each(self.free, N, &mut |p| {
+                let i = self.stack[p].to_usize();
+                // SAFETY: live slots are initialised (IX3) and each is dropped once: `stack` is a permutation, and
+                // `drop_each` visits each position once.
+                unsafe { self.slots[i].assume_init_drop() };
+            });
         }
     }
 }

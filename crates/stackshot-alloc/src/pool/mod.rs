@@ -84,6 +84,29 @@ pub use packed::{Packed18, Packed24};
 pub use ptr::PtrPool;
 pub use value::ValueStack;
 
+/// Calls `drop_at(k)` for each `k` in `from..end`, going on with the rest when one call panics, as a `Vec` drops its
+/// elements: a guard carries on from the next `k` while the panic unwinds (a second panic aborts). The pools'
+/// `Drop` use it, so that one value whose `drop` panics does not leak the others.
+fn drop_each<F: FnMut(usize)>(from: usize, end: usize, drop_at: &mut F) {
+    struct Rest<'f, F: FnMut(usize)> {
+        next: usize,
+        end: usize,
+        drop_at: &'f mut F,
+    }
+    impl<F: FnMut(usize)> Drop for Rest<'_, F> {
+        fn drop(&mut self) {
+            drop_each(self.next, self.end, self.drop_at);
+        }
+    }
+    let mut rest = Rest { next: from, end, drop_at };
+    while rest.next < rest.end {
+        let k = rest.next;
+        rest.next += 1;
+        (rest.drop_at)(k);
+    }
+    core::mem::forget(rest);
+}
+
 /// What every pool does, whatever its free list: the common interface, for code generic over `P: Pool` (a test
 /// driver, a debug overlay, a game that swaps one pool for another). `len` counts the slots handed out, for every
 /// pool. Each pool's inherent methods are its own interface, with its extras (`get`, sweeps, `is_live`) and, where
