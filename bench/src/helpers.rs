@@ -5,7 +5,7 @@
 /// size classes): ARMv4T has no count-leading-zeros instruction. compiler_builtins' is Thumb code in ROM; this
 /// one is ARM code in IWRAM, so that no timed operation calls into ROM. The same algorithm: a binary search on
 /// the highest set bit, unrolled (a loop costs talc and rlsf a dozen cycles more a call).
-#[cfg(feature = "arm-iwram")]
+#[cfg(feature = "arm")]
 #[unsafe(no_mangle)]
 #[unsafe(link_section = ".iwram.__clzsi2")]
 #[instruction_set(arm::a32)]
@@ -30,7 +30,7 @@ pub extern "C" fn __clzsi2(x: u32) -> u32 {
     if x >> 1 != 0 { n - 2 } else { n - x }
 }
 
-#[cfg(feature = "arm-iwram")]
+#[cfg(feature = "arm")]
 unsafe extern "C" {
     /// compiler_builtins' unsigned division: returns `n / d` and stores `n % d` in `*rem`.
     fn __udivmodsi4(n: u32, d: u32, rem: *mut u32) -> u32;
@@ -39,7 +39,7 @@ unsafe extern "C" {
 /// `n / d` in r0 and `n % d` in r1, which LLVM calls for `%` on `u32`. compiler_builtins' returns with
 /// `pop {pc}`, which on ARMv4T cannot return to ARM code, and this build's benchmark code is ARM (the
 /// `bench-arm` profile): this one returns with `bx lr` to either. Not timed.
-#[cfg(feature = "arm-iwram")]
+#[cfg(feature = "arm")]
 #[unsafe(no_mangle)]
 pub extern "C" fn __aeabi_uidivmod(n: u32, d: u32) -> u64 {
     let mut rem = 0;
@@ -51,7 +51,7 @@ pub extern "C" fn __aeabi_uidivmod(n: u32, d: u32) -> u64 {
 /// Panics unless this build's helpers give the right answers on numbers around every power of two (a wrong one
 /// would make talc's and rlsf's figures, or the report's, wrong without failing).
 pub fn check() {
-    #[cfg(feature = "arm-iwram")]
+    #[cfg(feature = "arm")]
     for k in 0..32 {
         for x in [1u32 << k, (1 << k) - 1, (1 << k) | 1, u32::MAX >> k] {
             let mut expected = 32;

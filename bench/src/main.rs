@@ -1,5 +1,6 @@
-//! The benchmark ROM: runs every suite in one build (ARM in IWRAM with the feature `arm-iwram`, else Thumb in
-//! ROM) and prints its tables for `tools/bench-report` (`make bench` builds and runs both).
+//! The benchmark ROM: runs every suite in one build (ARM in IWRAM with the feature `arm-iwram`, the game's build
+//! with `arm-game`, else Thumb in ROM) and prints its tables for `tools/bench-report` (`make bench` builds and
+//! runs all three).
 #![no_std]
 #![no_main]
 

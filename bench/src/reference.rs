@@ -23,7 +23,7 @@ impl RefStack {
 
 // ref_pop(stack) -> index, or -1 when empty; ref_push(stack, index). `.type` and `.size` make them functions
 // of the ELF's symbol table, for the test that follows every call of a timed function.
-#[cfg(feature = "arm-iwram")]
+#[cfg(feature = "arm")]
 global_asm!(
     ".section .iwram.ref_pop, \"ax\", %progbits",
     ".arm",
@@ -52,7 +52,7 @@ global_asm!(
     ".size ref_push, . - ref_push",
 );
 
-#[cfg(not(feature = "arm-iwram"))]
+#[cfg(not(feature = "arm"))]
 global_asm!(
     ".section .text.ref_pop, \"ax\", %progbits",
     ".thumb",
@@ -119,7 +119,7 @@ impl Subject for Inline {
     fn alloc(&mut self) -> Option<u8> {
         let index: i32;
         // SAFETY: as `ref_pop`: reads `top` and the slot below it, writes `top`.
-        #[cfg(feature = "arm-iwram")]
+        #[cfg(feature = "arm")]
         unsafe {
             asm!(
                 "ldr {top}, [{s}]",
@@ -132,7 +132,7 @@ impl Subject for Inline {
             )
         };
         // SAFETY: as above.
-        #[cfg(not(feature = "arm-iwram"))]
+        #[cfg(not(feature = "arm"))]
         unsafe {
             asm!(
                 "ldr {top}, [{s}]",

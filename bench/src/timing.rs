@@ -4,23 +4,34 @@
 use core::arch::asm;
 use stackshot_platform::cycles::{Op, OpTimer};
 
-/// True in the ARM/IWRAM build (feature `arm-iwram`, profile `bench-arm`), false in the Thumb/ROM build.
-pub const ARM: bool = cfg!(feature = "arm-iwram");
+/// True in the builds whose timing functions are ARM code in IWRAM (feature `arm`: the ARM/IWRAM build and the
+/// game's), false in the Thumb/ROM build.
+pub const ARM: bool = cfg!(feature = "arm");
+/// True in the game's build (feature `arm-game`): our heap's rare paths are Thumb code in ROM.
+pub const GAME: bool = cfg!(feature = "arm-game");
 /// The build, as the tables name it.
-pub const BUILD: &str = if ARM { "ARM, IWRAM" } else { "Thumb, ROM" };
+pub const BUILD: &str = if GAME {
+    "the game's build"
+} else if ARM {
+    "ARM, IWRAM"
+} else {
+    "Thumb, ROM"
+};
 
 pub fn timer() -> OpTimer {
     OpTimer::new(ARM)
 }
 
-/// Panics unless this crate's code is in the instruction set the feature says: the ARM/IWRAM build needs the
-/// `bench-arm` profile (which compiles this crate as ARM code), the Thumb/ROM build the `bench-thumb` one.
+/// Panics unless this crate's code is in the instruction set the feature says: the ARM builds need the
+/// `bench-arm` profile (which compiles this crate as ARM code), the game's build `bench-game`, the Thumb/ROM build
+/// the `bench-thumb` one.
 pub fn check_build() {
     // A function's address has bit 0 set for Thumb code.
     let thumb = (check_build as fn() as usize) & 1 == 1;
     assert!(
         thumb != ARM,
-        "built with the wrong profile: use --profile bench-arm with --features arm-iwram, else bench-thumb"
+        "built with the wrong profile: use --profile bench-arm or bench-game with --features arm-iwram or \
+         arm-game, else bench-thumb"
     );
 }
 

@@ -6,8 +6,10 @@
 //! functions are the pool's and the heap's hot calls with `#[instruction_set(arm::a32)]` and an `.iwram.*`
 //! link section, which the program's linker script must place in IWRAM (the `gba` crate's and agb's scripts
 //! do). The allocators' methods are `#[inline(always)]`, so each function here is one straight piece of ARM
-//! code with no call back into ROM. Call them from ARM code in IWRAM for full speed, or from Thumb code (a
-//! call through an interworking veneer, about 50 cycles).
+//! code that calls back into ROM only for the heap's rare paths (the tree's, merges with a tree neighbour, bad
+//! and over-aligned requests: Thumb code in ROM, unless the feature `iwram-all` puts them in IWRAM too). Call
+//! them from ARM code in IWRAM for full speed, or from Thumb code (a call through an interworking veneer, about
+//! 50 cycles).
 //!
 //! For walks over a pool from ARM code use [`sweep!`](crate::sweep): closures would stay Thumb calls.
 

@@ -154,6 +154,57 @@ impl Elf {
         Ok(())
     }
 
+    /// The functions `f` calls or takes the address of: the targets of its branches (ARM `B`/`BL`, Thumb `BL`
+    /// pairs) outside itself, and the function addresses in its literal pools (how a linker veneer, and code
+    /// calling through a register, reach their target).
+    pub fn callees(&self, f: &Symbol) -> Vec<&Symbol> {
+        let Some(code) = self.bytes(f.address, f.size) else { return Vec::new() };
+        let mut targets = Vec::new();
+        for (at, word) in (f.address..).step_by(4).zip(code.chunks_exact(4)) {
+            let word = u32::from_le_bytes(word.try_into().unwrap());
+            if self.is_data(at) {
+                targets.push(word & !1);
+            } else if !f.thumb && (word >> 25) & 0b111 == 0b101 && word >> 28 != 0xF {
+                targets.push(at.wrapping_add(8).wrapping_add((((word << 8) as i32) >> 6) as u32));
+            }
+        }
+        if f.thumb {
+            let halves: Vec<u32> = code.chunks_exact(2).map(|h| u32::from(u16::from_le_bytes([h[0], h[1]]))).collect();
+            for (i, pair) in halves.windows(2).enumerate() {
+                let at = f.address + 2 * i as u32;
+                // BL: a prefix (11110, the offset's high 11 bits) and a suffix (11111, its low 11 bits).
+                if pair[0] >> 11 == 0b11110 && pair[1] >> 11 == 0b11111 && !self.is_data(at) {
+                    let high = (((pair[0] & 0x7FF) << 21) as i32 >> 9) as u32;
+                    targets.push(at.wrapping_add(4).wrapping_add(high).wrapping_add((pair[1] & 0x7FF) << 1));
+                }
+            }
+        }
+        let inside = f.address..f.address + f.size;
+        let mut callees: Vec<&Symbol> = targets
+            .into_iter()
+            .filter(|t| !inside.contains(t))
+            .filter_map(|t| self.symbols.iter().find(|s| s.function && s.address == t))
+            .collect();
+        callees.sort_by_key(|s| s.address);
+        callees.dedup_by_key(|s| s.address);
+        callees
+    }
+
+    /// `roots` and every function they reach through [`Elf::callees`], but for those `skip` accepts (and what
+    /// only they reach), each once.
+    pub fn reachable<'a>(&'a self, roots: &[&'a Symbol], skip: &dyn Fn(&str) -> bool) -> Vec<&'a Symbol> {
+        let mut seen: Vec<&Symbol> = Vec::new();
+        let mut todo: Vec<&Symbol> = roots.to_vec();
+        while let Some(f) = todo.pop() {
+            if skip(&f.name) || seen.iter().any(|s| s.address == f.address) {
+                continue;
+            }
+            seen.push(f);
+            todo.extend(self.callees(f));
+        }
+        seen
+    }
+
     /// The 32-bit words of `f` (ARM code), each with its address.
     fn arm_words(&self, f: &Symbol) -> Result<Vec<(u32, u32)>, String> {
         let code =

@@ -144,7 +144,7 @@ impl Heap<'_> {
     /// `mark_used` for a run whose codes reach a third map word: word by word, counted from b's code on.
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_mark_used_words")
     )]
@@ -314,7 +314,7 @@ unsafe fn clear_to_mark(p: *mut u32, v: u32, from: u32, ends: u32) -> (u32, u32)
 /// else may access the map.
 #[inline(never)]
 #[cfg_attr(
-    all(feature = "iwram", target_arch = "arm"),
+    all(feature = "iwram-all", target_arch = "arm"),
     instruction_set(arm::a32),
     unsafe(link_section = ".iwram.heap_clear_words")
 )]

@@ -90,14 +90,20 @@
 //! iterators, `Option` combinators, `trailing_zeros` or other core helpers, which would call Thumb code in ROM).
 //! `alloc` is `#[inline(always)]`, for an ARM-mode wrapper (`#[instruction_set(arm::a32)]` in an `.iwram.*` section)
 //! around it, and so is `free` with the crate's `iwram` feature; without it, `free` is a function of its own (see
-//! there why). What they inline is only their common paths. The rest is `#[inline(never)]` and, with the
-//! crate's `iwram` feature, ARM functions in IWRAM of their own: the tree's search and the split of its smallest run
-//! (`alloc_tree`), a split of another tree run and every aligned or resizing split (`take`, inlined without the `iwram`
-//! feature), bad requests and alignments above a block (`alloc_other`), the map mark and the map clear of a run over
-//! three words or more (`mark_used_words`, `clear_words`; without the `iwram` feature a third word is cleared in line),
-//! a merge with a tree neighbour (`merge`), `tree_insert`, `tree_remove` and their rotation, `tree_insert`'s
-//! rebalancing alone (`insert_fixup`, for `merge`), without the `iwram` feature the exchange of a node with its
-//! successor (`tree_pass`, for `merge`), and the counting of refusals. The rarest of these are `#[cold]`, so that the
+//! there why). What they inline is only their common paths: the bins, the top, a free with no free neighbour
+//! or binned ones, and the map work of runs whose codes lie in one word or two. The rest is `#[inline(never)]`:
+//! the tree's search and the split of its smallest run (`alloc_tree`), a split of another tree run and every
+//! aligned or resizing split (`take`, inlined without the `iwram` feature), bad requests and alignments above a
+//! block (`alloc_other`), the map mark and the map clear of a run over three words or more (`mark_used_words`,
+//! `clear_words`; without the `iwram` feature a third word is cleared in line), a merge with a tree neighbour
+//! (`merge`), `tree_insert`, `tree_remove` and their rotation, `tree_insert`'s rebalancing alone (`insert_fixup`,
+//! for `merge`), without the `iwram` feature the exchange of a node with its successor (`tree_pass`, for
+//! `merge`), and the counting of refusals. With the `iwram` feature these rare paths are code of the target's
+//! own instruction set in ROM (Thumb on the GBA), called from the common paths in IWRAM through the linker's
+//! veneers: a program's IWRAM holds only the common paths (the game's ELF test,
+//! `tools/harness/tests/game_hot_paths.rs`, names them and holds them to a budget). With `iwram-all` they are
+//! ARM functions in IWRAM of their own too, for the slowest operations' speed at the cost of that IWRAM
+//! (`docs/benchmarks.md` has both builds' cycles and code bytes). The rarest of these are `#[cold]`, so that the
 //! compiler lays the common path out straight, with no taken branch around them. What keeps the common paths short:
 //!
 //! - An allocation of up to [`BINNED`] blocks takes the head of the smallest non-empty bin that fits (one mask
@@ -132,10 +138,8 @@
 //!   move past its successor does the splice and the insert's walk in line in ARM; in Thumb a node whose key
 //!   passes only its successor trades places with it, with no walk or rebalancing (`tree_grow`).
 //!
-//! Measured (thumbv4t, opt-level 3, the game's release build): ARM code of 1 256 bytes for `LockedHeap`'s
-//! allocation (`alloc_block`, its lock and its call of the zeroing included), 1 300 for its free
-//! (`free_block`), and 5 736 for the out-of-line functions: 8 292 bytes of IWRAM. `docs/benchmarks.md` has the
-//! worst case against the number of tree runs.
+//! The code bytes each build puts in IWRAM and ROM, ours and the peers', are in `docs/benchmarks.md`, read from
+//! the ELFs. `docs/benchmarks.md` also has the worst case against the number of tree runs.
 
 mod adapter;
 mod bins;
@@ -352,7 +356,7 @@ impl<'a> Heap<'a> {
     #[cold]
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_alloc_tree")
     )]
@@ -407,7 +411,7 @@ impl<'a> Heap<'a> {
     #[cold]
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_alloc_other")
     )]
@@ -533,7 +537,7 @@ impl<'a> Heap<'a> {
     #[cfg_attr(feature = "iwram", inline(never))]
     #[cfg_attr(not(feature = "iwram"), inline(always))]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_take")
     )]
@@ -581,7 +585,7 @@ impl<'a> Heap<'a> {
     /// `index_run`, out of line for the paths that split and merge.
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_add_run")
     )]
@@ -701,7 +705,7 @@ impl<'a> Heap<'a> {
     #[cold]
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_merge")
     )]
@@ -854,7 +858,7 @@ impl<'a> Heap<'a> {
     #[cold]
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_refuse")
     )]
@@ -866,7 +870,7 @@ impl<'a> Heap<'a> {
     #[cold]
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_refuse_free")
     )]

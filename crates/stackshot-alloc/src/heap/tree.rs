@@ -340,7 +340,7 @@ impl Heap<'_> {
     #[cfg_attr(feature = "iwram", inline(never))]
     #[cfg_attr(not(feature = "iwram"), inline(always))]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_rotate")
     )]
@@ -360,7 +360,7 @@ impl Heap<'_> {
     /// not inlined; with the `iwram` feature it is ARM code in IWRAM like its callers.
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_tree_insert")
     )]
@@ -374,7 +374,7 @@ impl Heap<'_> {
     /// [`attach`](Self::attach) returned true: `z`'s parent is red.
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_insert_fixup")
     )]
@@ -499,7 +499,7 @@ impl Heap<'_> {
     /// Unlinks the node `z` and rebalances. Shared like `tree_insert`.
     #[inline(never)]
     #[cfg_attr(
-        all(feature = "iwram", target_arch = "arm"),
+        all(feature = "iwram-all", target_arch = "arm"),
         instruction_set(arm::a32),
         unsafe(link_section = ".iwram.heap_tree_remove")
     )]
