@@ -9,6 +9,7 @@ CRATE := crates/stackshot-alloc
 # The benchmark ROM's two builds (profiles in Cargo.toml), and the host program that runs them.
 BENCH_ARM := target/thumbv4t-none-eabi/bench-arm/stackshot-bench
 BENCH_THUMB := target/thumbv4t-none-eabi/bench-thumb/stackshot-bench
+BENCH_GAME := target/thumbv4t-none-eabi/bench-game/stackshot-bench
 BENCH_REPORT := tools/target/x86_64-unknown-linux-gnu/release/bench-report
 # The bullet-hell scene (fixtures/bullet_hell.rs), which the report's game table runs beside the two-minute session.
 SCENE := target/thumbv4t-none-eabi/release/examples/bullet_hell
@@ -154,14 +155,15 @@ package: setup
 bench-arm: setup
 	cargo build --profile bench-arm -p stackshot-bench --features arm-iwram
 
-# The benchmark ROM (bench/) in both builds in the harness: the report, a chart and the heap map in docs/, every
-# figure in CPU cycles or bytes.
+# The benchmark ROM (bench/) in its three builds in the harness (ARM/IWRAM, Thumb/ROM, and the game's: our heap's
+# rare paths Thumb code in ROM): the report, a chart and the heap map in docs/, every figure in CPU cycles or bytes.
 bench: bench-arm
 	cargo build --profile bench-thumb -p stackshot-bench
+	cargo build --profile bench-game -p stackshot-bench --features arm-game
 	cd tools && cargo build --release -p bench-report
 	cargo build --release
 	cargo build --release --example bullet_hell
-	$(BENCH_REPORT) $(BENCH_ARM) $(BENCH_THUMB) $(ELF) bench/traces/play.keys $(SCENE) \
+	$(BENCH_REPORT) $(BENCH_ARM) $(BENCH_THUMB) $(BENCH_GAME) $(ELF) bench/traces/play.keys $(SCENE) \
 	  docs/benchmarks.md docs/benchmarks.png docs/heap-map.png
 
 # Records the game's heap traffic for the benchmark: builds with --features alloc-trace (plus bullet-hell for

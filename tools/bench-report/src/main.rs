@@ -1,7 +1,8 @@
-//! `bench-report ARM_ELF THUMB_ELF GAME_ELF KEYS SCENE_ELF OUT.md CHART.png MAP.png`: runs the benchmark ROM's
-//! two builds (ARM in IWRAM, Thumb in ROM) until each prints `@@done`, plays the game on the key script for two
-//! minutes and runs the bullet-hell scene (`fixtures/bullet_hell.rs`), then writes the report as Markdown with the goal table, the chart and the heap map as PNGs, and prints the
-//! report. `bench-report record …` records the game's heap traffic as a trace (`record.rs`);
+//! `bench-report ARM_ELF THUMB_ELF GAME_BUILD_ELF GAME_ELF KEYS SCENE_ELF OUT.md CHART.png MAP.png`: runs the
+//! benchmark ROM's three builds (ARM in IWRAM, Thumb in ROM, and the game's: our heap's rare paths Thumb in ROM)
+//! until each prints `@@done`, reads every allocator's code bytes from their ELFs, plays the game on the key
+//! script for two minutes and runs the bullet-hell scene (`fixtures/bullet_hell.rs`), then writes the report as
+//! Markdown with the goal table, the chart and the heap map as PNGs, and prints the report. `bench-report record …` records the game's heap traffic as a trace (`record.rs`);
 //! `bench-report traces DIR` writes the generated traces (`traces.rs`).
 //!
 //! The ROM's lines (besides the `@@panic` and `@@done` of every StackShot ROM):
@@ -12,6 +13,8 @@
 //! - `@@map TRACE|ALLOCATOR|EVENTS` adds to where an allocator put a trace's blocks (`map.rs`).
 
 mod chart;
+mod code;
+mod game_build;
 mod goals;
 mod map;
 mod record;
@@ -94,14 +97,14 @@ fn main() -> ExitCode {
             Err(_) => Err(format!("FRAMES `{frames}` is not a number")),
         },
         [traces, dir] if traces == "traces" => traces::write(Path::new(dir)),
-        [arm, thumb, game, keys, scene, markdown, chart, map] => run(
-            [Path::new(arm), Path::new(thumb)],
+        [arm, thumb, game_build, game, keys, scene, markdown, chart, map] => run(
+            [Path::new(arm), Path::new(thumb), Path::new(game_build)],
             [Path::new(game), Path::new(keys), Path::new(scene)],
             [Path::new(markdown), Path::new(chart), Path::new(map)],
         ),
         _ => {
             eprintln!(
-                "usage: bench-report ARM_ELF THUMB_ELF GAME_ELF KEYS SCENE_ELF OUT.md CHART.png MAP.png\n\
+                "usage: bench-report ARM_ELF THUMB_ELF GAME_BUILD_ELF GAME_ELF KEYS SCENE_ELF OUT.md CHART.png MAP.png\n\
                  \x20      bench-report record ai|bullet-hell ELF SCRIPT FRAMES OUT.txt\n\
                  \x20      bench-report traces DIR"
             );
@@ -118,11 +121,12 @@ fn main() -> ExitCode {
 }
 
 fn run(
-    [arm, thumb]: [&Path; 2],
+    [arm, thumb, game_build]: [&Path; 3],
     [game, keys, scene]: [&Path; 3],
     [markdown, chart_png, map_png]: [&Path; 3],
 ) -> Result<(), String> {
     let builds = [collect("ARM/IWRAM", arm)?, collect("Thumb/ROM", thumb)?];
+    let game_heap = collect("game's", game_build)?;
     let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
     let mut text = String::from("# Benchmarks\n\n");
     text += "Measured by `make bench`: the benchmark ROM (`bench/`) runs in the headless mGBA harness, which models \
@@ -148,8 +152,7 @@ fn run(
              inlined code is ARM too. Our heap's out-of-line paths (the tree's search and splits, bad requests and \
              alignments above a block, the map work of runs over two words, merges with a tree neighbour, the \
              tree's insert, remove and rotation, the counting of refusals) are ARM functions in IWRAM of their own \
-             (the crate's `iwram` feature), called as in the game, so ours pays their calls where the peers are \
-             inlined whole; the count-leading-zeros helper that talc and rlsf call \
+             (the crate's `iwram-all` feature), so ours pays their calls where the peers are inlined whole; the count-leading-zeros helper that talc and rlsf call \
              (`__clzsi2`) is an ARM function in IWRAM (`bench/src/helpers.rs`). \
              `tools/harness/tests/bench.rs` reads this build's ELF and fails if a timed function reaches ROM \
              other than on a panic's path (which stops the run): linked_list_allocator's free and slab's and \
@@ -159,7 +162,11 @@ fn run(
              - **Thumb/ROM** (`--profile bench-thumb`, no feature): the same, all Thumb code in ROM, our heap's \
              out-of-line paths and compiler_builtins' `__clzsi2` included. Our heap's free is one of those paths \
              here, a function of its own without the `iwram` feature (inlined into its caller, its values spill: \
-             `Heap::free` says by how much), so ours pays that call too.\n\n\
+             `Heap::free` says by how much), so ours pays that call too.\n\
+             - **The game's build** (`--profile bench-game --features arm-game`): the ARM/IWRAM build with our \
+             heap as the game links it (the crate's `iwram` alone): its rare paths Thumb code in ROM. Only our \
+             heap differs, so only its figures are compared, with the ARM/IWRAM build's (\"The game's build\", \
+             below, with every allocator's code bytes).\n\n\
              Which figures depend on ROM timing ([timing.md](timing.md)): the ARM/IWRAM tables run from IWRAM on \
              data in IWRAM, one-cycle memory that mGBA models exactly, so they hold on hardware as printed. The \
              Thumb/ROM tables and the game's frame figures fetch code from the cartridge, where mGBA's model of \
@@ -172,6 +179,9 @@ fn run(
             text += &render(table, "###");
         }
     }
+    writeln!(text, "## The game's build\n").unwrap();
+    text += &render(&game_build::table(&builds[0], &game_heap)?, "###");
+    text += &render(&code::table([arm, game_build, thumb], game)?, "###");
     let pictured = map::draw(map_png, &builds[0])?;
     writeln!(text, "## The heap over time\n\n{pictured}\n\n![heap map]({})\n", name(map_png)).unwrap();
     text += "## Goals\n\nEach compares figures of one build only.\n\n";
