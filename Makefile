@@ -15,7 +15,7 @@ BENCH_REPORT := tools/target/x86_64-unknown-linux-gnu/release/bench-report
 SCENE := target/thumbv4t-none-eabi/release/examples/bullet_hell
 
 .PHONY: all rom run test test-long bench bench-arm record-trace traces setup debug fixture soak examples examples-gba \
-  examples-agb lint lint-steps lint-long package
+  examples-agb lint lint-steps lint-long package music-preview
 all: rom
 
 setup:
@@ -68,6 +68,17 @@ examples-gba: setup
 	cd $(GBA_QUICKSTART) && cargo build --release
 examples-agb: setup
 	cd $(AGB_QUICKSTART) && cargo build --release
+
+# What the game sounds like, as WAV files (16-bit stereo, 32,768 Hz) recorded by the headless harness (`harness audio`):
+# 30 s (1,792 frames) of the title, and 30 s of stage 1 from its start as tools/music-preview.keys plays it (frames 32 to
+# 1,823, after half a second of the title).
+MUSIC_PREVIEW := target/music-preview
+HARNESS := tools/target/x86_64-unknown-linux-gnu/release/harness
+music-preview: rom
+	cd tools && cargo +stable build --release -p harness
+	mkdir -p $(MUSIC_PREVIEW)
+	$(HARNESS) audio $(ROM) --frames 1792 --wav $(MUSIC_PREVIEW)/title.wav
+	$(HARNESS) audio $(ROM) --frames 1824 --input tools/music-preview.keys --wav $(MUSIC_PREVIEW)/stage1.wav
 
 # The tests, in two tiers. `make test` is every correctness test at short settings, and keeps to its time (README,
 # "Testing"): the lints, every on-target test ROM, the harness's tests of the ROMs (a soak of twenty emulated

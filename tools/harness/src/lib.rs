@@ -1,5 +1,6 @@
 //! The StackShot harness: runs ROMs headless in libmgba (Debian's `libmgba-dev`) and checks what they do.
 pub mod alloc_state;
+pub mod audio;
 pub mod elf;
 pub mod emulator;
 pub mod header;

@@ -2,6 +2,7 @@
  * (5,480 bytes of fields and function pointers that change between mGBA versions). */
 #include <mgba/flags.h> /* must come first: it fixes the layout of the structs below */
 #include <mgba/core/core.h>
+#include <mgba/core/blip_buf.h>
 #include <mgba/core/log.h>
 #include <mgba/core/timing.h>
 #include <mgba/core/config.h>
@@ -16,6 +17,7 @@
 
 #define WIDTH 240
 #define HEIGHT 160
+#define SHIM_AUDIO_RATE 32768
 
 typedef void (*shim_log_fn)(int level, const char *category, const char *message);
 
@@ -94,6 +96,16 @@ struct shim *shim_open(const char *path) {
 		return NULL;
 	}
 	s->core->reset(s->core);
+	/* The audio output rate. 32,768 Hz is the rate the GBA's own mixer runs at with SOUNDBIAS's resolution at its
+	 * reset value (one sample every 512 cycles; mGBA 0.10 mixes at that interval), so blip_buf turns each mixed
+	 * sample into exactly one output sample: nothing is resampled, and a frame (280,896 cycles) is exactly 548.625
+	 * samples. mGBA's own default is 96,000 Hz, about 1,607 samples a frame, close to the 2,048 (its audio buffer
+	 * size) at which it stops mixing into the buffers. The rates live in the blip buffers, which a reset clears
+	 * but does not re-rate. */
+	int32_t clock = s->core->frequency(s->core);
+	for (int ch = 0; ch < 2; ++ch) {
+		blip_set_rates(s->core->getAudioChannel(s->core, ch), clock, SHIM_AUDIO_RATE);
+	}
 	int slot = 0;
 	while (slot < MAX_PER_THREAD && open_shims[slot]) {
 		++slot;
@@ -144,6 +156,26 @@ void shim_run_frame(struct shim *s) {
 	} else {
 		s->core->runFrame(s->core);
 	}
+}
+
+/* Moves up to `max` stereo samples (left, right, interleaved) of what mGBA mixed so far into `out`; returns how
+ * many. mGBA (0.10, gba/audio.c) makes a sample available once each 2,048-cycle block of the mix is complete and
+ * keeps the rest for later, so nothing is cut at a frame's end; but once 2,048 samples are waiting (its audio
+ * buffer size) it drops what it mixes next, so the caller reads every frame, about 549 samples. Both channels are
+ * mixed and made available together; the smaller count is read from both all the same. */
+int shim_read_audio(struct shim *s, int16_t *out, int max) {
+	struct blip_t *left = s->core->getAudioChannel(s->core, 0);
+	struct blip_t *right = s->core->getAudioChannel(s->core, 1);
+	int n = blip_samples_avail(left);
+	if (blip_samples_avail(right) < n) {
+		n = blip_samples_avail(right);
+	}
+	if (n > max) {
+		n = max;
+	}
+	blip_read_samples(left, out, n, 1);
+	blip_read_samples(right, out + 1, n, 1);
+	return n;
 }
 
 void shim_set_keys(struct shim *s, uint32_t keys) {
