@@ -95,3 +95,38 @@ fn stopwatch_sees_the_same_hundred_cycles() {
     // calls from ROM, which OpTimer's exact test above does not have (it times from a caller of each build).
     assert!((100..=110).contains(&difference), "{difference} cycles for 100 nops");
 }
+
+/// Timer 0 running as the music's sample clock (`src/mixer.rs`: a period of 1,254 cycles) changes neither
+/// counter: both keep off it, as only timers 0 and 1 can clock the sound FIFOs.
+#[test_case]
+fn the_counters_keep_off_the_sound_clock() {
+    use gba::mmio::{TIMER0_CONTROL, TIMER0_COUNT, TIMER0_RELOAD};
+    use gba::timers::TimerControl;
+    TIMER0_RELOAD.write(0u16.wrapping_sub(1_254));
+    TIMER0_CONTROL.write(TimerControl::new().with_enabled(true));
+    let watch = Stopwatch::start();
+    // SAFETY: as above.
+    unsafe { nops_0() };
+    let zero = watch.elapsed();
+    let watch = Stopwatch::start();
+    // Long enough for timer 0 to wrap a few times.
+    for _ in 0..50 {
+        // SAFETY: as above.
+        unsafe { nops_100() };
+    }
+    let many = watch.elapsed() - zero;
+    let timer = OpTimer::new(true);
+    let (_, one) = timer.time(&mut Nops100);
+    let (_, none) = timer.time(&mut Nops0);
+    // The sound clock still counts in its period: from its reload, 65,536 - 1,254, up, whenever it is read (a
+    // counter that had restarted it would have it count from 0).
+    let counts = [(); 8].map(|()| {
+        // SAFETY: as above.
+        unsafe { nops_100() };
+        TIMER0_COUNT.read()
+    });
+    TIMER0_CONTROL.write(TimerControl::new());
+    assert!(counts.iter().all(|&c| c >= 0u16.wrapping_sub(1_254)), "timer 0 left its period: {counts:?}");
+    assert!((5_000..10_000).contains(&many), "{many} cycles for 50 calls of 100 nops, with timer 0 running");
+    assert_eq!(one - none, 100, "OpTimer: {one} - {none} cycles for 100 nops, with timer 0 running");
+}

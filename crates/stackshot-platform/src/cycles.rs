@@ -1,26 +1,27 @@
 //! Counting CPU cycles on the GBA itself. In mGBA the counts are exactly reproducible.
 //!
-//! - [`Stopwatch`]: timer 0 counts every cycle and timer 1 its overflows: 32 bits, 256 s before it wraps. For
+//! - [`Stopwatch`]: timer 2 counts every cycle and timer 3 its overflows: 32 bits, 256 s before it wraps. For
 //!   whole tests and frames.
-//! - [`OpTimer`]: timer 2 alone, restarted before and read after one short operation inlined into an ARM (IWRAM)
+//! - [`OpTimer`]: timer 1 alone, restarted before and read after one short operation inlined into an ARM (IWRAM)
 //!   or a Thumb (ROM) caller, minus the cost of the restart and the read. For the cycles of a single allocate or
 //!   free.
 //!
 //! They use different timers, so a Stopwatch (the test runner's, around every test) keeps counting while an
-//! OpTimer times operations.
+//! OpTimer times operations. Timer 0 is the music's sample clock (only timers 0 and 1 can clock DirectSound's
+//! FIFOs, GBATEK "GBA Sound Controller"): neither touches it.
 
 use core::mem::MaybeUninit;
 use gba::mmio::{
-    TIMER0_CONTROL, TIMER0_COUNT, TIMER0_RELOAD, TIMER1_CONTROL, TIMER1_COUNT, TIMER1_RELOAD, TIMER2_CONTROL,
-    TIMER2_RELOAD,
+    TIMER1_CONTROL, TIMER1_RELOAD, TIMER2_CONTROL, TIMER2_COUNT, TIMER2_RELOAD, TIMER3_CONTROL, TIMER3_COUNT,
+    TIMER3_RELOAD,
 };
 use gba::timers::{TimerControl, TimerScale};
 
-/// Timer 0 counting at the CPU clock, from zero.
-fn start_timer0() {
-    TIMER0_CONTROL.write(TimerControl::new());
-    TIMER0_RELOAD.write(0);
-    TIMER0_CONTROL.write(TimerControl::new().with_scale(TimerScale::_1).with_enabled(true));
+/// Timer 2 counting at the CPU clock, from zero.
+fn start_timer2() {
+    TIMER2_CONTROL.write(TimerControl::new());
+    TIMER2_RELOAD.write(0);
+    TIMER2_CONTROL.write(TimerControl::new().with_scale(TimerScale::_1).with_enabled(true));
 }
 
 /// A running 32-bit cycle counter.
@@ -30,10 +31,10 @@ impl Stopwatch {
     /// Restarts the counter from zero.
     #[inline(always)]
     pub fn start() -> Stopwatch {
-        TIMER1_CONTROL.write(TimerControl::new());
-        TIMER1_RELOAD.write(0);
-        TIMER1_CONTROL.write(TimerControl::new().with_cascade(true).with_enabled(true));
-        start_timer0();
+        TIMER3_CONTROL.write(TimerControl::new());
+        TIMER3_RELOAD.write(0);
+        TIMER3_CONTROL.write(TimerControl::new().with_cascade(true).with_enabled(true));
+        start_timer2();
         Stopwatch
     }
 
@@ -41,10 +42,10 @@ impl Stopwatch {
     #[inline(always)]
     pub fn elapsed(&self) -> u32 {
         loop {
-            let high = TIMER1_COUNT.read();
-            let low = TIMER0_COUNT.read();
-            // Timer 0 may have wrapped between the reads; then timer 1 has moved on: read again.
-            if TIMER1_COUNT.read() == high {
+            let high = TIMER3_COUNT.read();
+            let low = TIMER2_COUNT.read();
+            // Timer 2 may have wrapped between the reads; then timer 3 has moved on: read again.
+            if TIMER3_COUNT.read() == high {
                 return (u32::from(high) << 16) | u32::from(low);
             }
         }
@@ -58,9 +59,9 @@ pub trait Op {
     fn run(&mut self) -> Self::Out;
 }
 
-/// Defines a timing function, `time_arm` or `time_thumb`. It restarts timer 2 from zero before the operation and
+/// Defines a timing function, `time_arm` or `time_thumb`. It restarts timer 1 from zero before the operation and
 /// reads its count after it, each in an asm block that builds the timer's address itself (0x04000100 into `t`
-/// by the build's instructions `$base`, then TM2CNT_L at +8 and its control TM2CNT_H at +10): neither the first
+/// by the build's instructions `$base`, then TM1CNT_L at +4 and its control TM1CNT_H at +6): neither the first
 /// reading nor the address is in a register across the operation, where the compiler would spill it or build the
 /// address again inside the timed window, at a cost that depends on the operation's own register use. The blocks
 /// are also barriers the compiler cannot move memory accesses across, and the operation's result is stored after
@@ -76,15 +77,15 @@ macro_rules! timing_function {
         $(#[$attr])*
         #[inline(never)]
         fn $name<O: Op>(op: &mut O, out: &mut MaybeUninit<O::Out>) -> u16 {
-            // SAFETY: writes timer 2's control (disabled, then enabled at the CPU clock, which restarts the count
+            // SAFETY: writes timer 1's control (disabled, then enabled at the CPU clock, which restarts the count
             // from its reload value, 0), which only OpTimer uses, one operation at a time.
             unsafe {
                 core::arch::asm!(
                     $($base,)*
                     "movs {v}, #0",
-                    "strh {v}, [{t}, #10]",
+                    "strh {v}, [{t}, #6]",
                     "movs {v}, #0x80",
-                    "strh {v}, [{t}, #10]",
+                    "strh {v}, [{t}, #6]",
                     t = out(reg) _,
                     v = out(reg) _,
                     options(nostack)
@@ -92,11 +93,11 @@ macro_rules! timing_function {
             };
             let result = op.run();
             let count: u16;
-            // SAFETY: reads TM2CNT_L, which has no side effects.
+            // SAFETY: reads TM1CNT_L, which has no side effects.
             unsafe {
                 core::arch::asm!(
                     $($base,)*
-                    "ldrh {t}, [{t}, #8]",
+                    "ldrh {t}, [{t}, #4]",
                     t = out(reg) count,
                     options(nostack)
                 )
@@ -139,7 +140,7 @@ impl Op for Nothing {
 }
 
 impl OpTimer {
-    /// Starts timer 2 and measures the empty operation in the build (`arm`, or Thumb).
+    /// Starts timer 1 and measures the empty operation in the build (`arm`, or Thumb).
     pub fn new(arm: bool) -> OpTimer {
         OpTimer::calibrated(arm, &mut Nothing)
     }
@@ -147,8 +148,8 @@ impl OpTimer {
     /// Like [`OpTimer::new`], but subtracting what `empty` costs instead of nothing (the least of 8 runs).
     pub fn calibrated<O: Op<Out = ()>>(arm: bool, empty: &mut O) -> OpTimer {
         // Reload value 0, which each restart loads.
-        TIMER2_RELOAD.write(0);
-        TIMER2_CONTROL.write(TimerControl::new().with_scale(TimerScale::_1).with_enabled(true));
+        TIMER1_RELOAD.write(0);
+        TIMER1_CONTROL.write(TimerControl::new().with_scale(TimerScale::_1).with_enabled(true));
         let mut overhead = u16::MAX;
         for _ in 0..8 {
             let mut out = MaybeUninit::uninit();

@@ -137,7 +137,7 @@ fn run(
              In each, an operation is inlined into the timing function of that build (but for our heap's \
              out-of-line paths, listed below), so that a figure is the allocator's own code and not a call from \
              elsewhere. The data (the pools, the 4 KB heap region, \
-             slab's and thunderdome's storage) is in IWRAM in both. The timing function restarts timer 2 before \
+             slab's and thunderdome's storage) is in IWRAM in both. The timing function restarts timer 1 before \
              the operation and reads it after, each in an asm block that builds the timer's address itself, and \
              subtracts what an empty operation measures (`stackshot_platform::cycles`): neither the reading nor \
              the address is held in a register across the operation. The compiler can still move plain \

@@ -3,7 +3,7 @@
 //! The ROM prints through mGBA's debug log; lines starting with `@@` are for the harness:
 //! - `@@tests N`: this test ROM holds N tests;
 //! - `@@run I NAME`: test I starts;
-//! - `@@ok I CYCLES`: test I passed, taking CYCLES CPU cycles (timers 0+1 cascaded);
+//! - `@@ok I CYCLES`: test I passed, taking CYCLES CPU cycles (timers 2+3 cascaded);
 //! - `@@done`: every test has run;
 //! - `@@panic MESSAGE`: the ROM panicked (any ROM, test or game).
 //!
