@@ -15,7 +15,7 @@ BENCH_REPORT := tools/target/x86_64-unknown-linux-gnu/release/bench-report
 SCENE := target/thumbv4t-none-eabi/release/examples/bullet_hell
 
 .PHONY: all rom run test test-long bench bench-arm record-trace traces setup debug fixture soak examples examples-gba \
-  examples-agb lint lint-steps lint-long package music-preview
+  examples-agb lint lint-steps lint-long package music music-preview
 all: rom
 
 setup:
@@ -39,6 +39,11 @@ run: rom
 DEBUG_ELF ?= $(ELF)
 debug: rom
 	tools/debug $(DEBUG_ELF)
+
+# The music: every assets/music/*.txt written as the .xm beside it by the generator (tools/compose), which prints
+# each song's stats; `make music PREVIEW=1` also renders each to target/music/NAME.wav. The .xm files are committed.
+music:
+	cd tools && cargo +stable run --release -p compose -- $(if $(PREVIEW),--preview)
 
 # The fixture ROMs the host tests run: the allocator state for gdb and the overlay (fixtures/alloc_state.rs), the
 # faults for the crash screen (fixtures/faults.rs), and the bullet-hell scene (fixtures/bullet_hell.rs).
