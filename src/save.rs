@@ -1,30 +1,51 @@
-//! The high-score table, kept in the cartridge's battery-backed SRAM (GBATEK "GBA Cart Backup SRAM/FRAM": 32 KB at
-//! 0x0E000000, 8-bit bus: byte reads and writes only) so that a reset or a power loss at any moment of a save
-//! leaves the old table or the new one, never neither.
+//! The high-score table and the volume settings, kept in the cartridge's battery-backed SRAM (GBATEK "GBA Cart
+//! Backup SRAM/FRAM": 32 KB at 0x0E000000, 8-bit bus: byte reads and writes only) so that a reset or a power loss
+//! at any moment of a save leaves the old record or the new one, never neither.
 //!
-//! SRAM holds two copies of the record, copy `i` at offset `i * COPY_STRIDE`. A record: the magic `SSHS`, a
-//! version byte, a sequence number (4 little-endian bytes), the entries (3 name bytes and the score as 4
-//! little-endian bytes each, best first), then a CRC-16 of everything before it. The table is that of the valid
-//! copy with the higher sequence number; a copy that is not a valid record (a blank cartridge reads 0xFF, a flash
-//! cart may leave garbage, a record damaged or of an older layout) is ignored, and with neither copy valid the
-//! table is [`HighScores::DEFAULT`].
+//! SRAM holds two copies of the record, copy `i` at offset `i * COPY_STRIDE`. A record (version 3), by byte:
 //!
-//! A save writes the copy that is not the current one, with the next sequence number: it clears that copy's
-//! first magic byte, writes the rest of the record, and writes the first magic byte last. Until that last byte
-//! the copy is not a record, so the other one loads; after it, the new one does. The CRC is there for damage.
+//! | bytes | what |
+//! | --- | --- |
+//! | 0..4 | the magic `SSHS` |
+//! | 4 | the version, 3 |
+//! | 5..9 | the sequence number, little-endian |
+//! | 9..44 | the entries, best first: 3 name bytes and the score as 4 little-endian bytes each |
+//! | 44, 45 | the music and the effects volume levels (0..=[`Level::MAX`]) |
+//! | 46..48 | a CRC-16 of bytes 0..46, little-endian |
+//!
+//! The record is that of the valid copy with the later sequence number; a copy that is not a valid record (a
+//! blank cartridge reads 0xFF, a flash cart may leave garbage, a record damaged, of another layout, or with a
+//! level out of range) is ignored, and with neither copy valid the record is [`Saved::DEFAULT`].
+//!
+//! Version 2, the layout before the settings, is bytes 0..44 alike with its CRC-16 of them at 44..46. It is
+//! still read, so that the scores of a cartridge saved before the settings existed are kept: its settings load as
+//! [`Settings::DEFAULT`]. It is never written. Its sequence numbers are ordered with version 3's, so the
+//! first save after the update writes a version 3 record over the older copy like any other save, and the one
+//! after it replaces the version 2 copy.
+//!
+//! A save writes a whole record, the table and the settings, to the copy that is not the current one, with the
+//! next sequence number: it clears that copy's first magic byte, writes the rest of the record, and writes the
+//! first magic byte last. Until that last byte the copy is not a record, so the other one loads; after it, the
+//! new one does. The CRC is there for damage.
 
 use gba::mem::copy_u8_unchecked;
 
 /// The first byte of cartridge SRAM.
 pub const SRAM: *mut u8 = 0x0E00_0000 as *mut u8;
 const MAGIC: [u8; 4] = *b"SSHS";
-/// Raise on any change of the record's layout: older records then load as the defaults. 2: two copies, each
-/// with a sequence number.
-const VERSION: u8 = 2;
+/// Raise on any change of the record's layout, and read the old layout only as far as keeping its data needs.
+/// 2: two copies, each with a sequence number. 3: the volume settings after the entries.
+const VERSION: u8 = 3;
+/// The layout before the settings, read to keep its scores: see the module's docs.
+const VERSION_SCORES_ONLY: u8 = 2;
+const VERSION_AT: usize = MAGIC.len();
+const SEQUENCE_AT: usize = VERSION_AT + 1;
+const ENTRIES_AT: usize = SEQUENCE_AT + 4;
 const ENTRY_BYTES: usize = 3 + 4;
-const HEADER_BYTES: usize = MAGIC.len() + 1 + 4;
-const BODY_BYTES: usize = HEADER_BYTES + ENTRIES * ENTRY_BYTES;
-/// One copy of the record: header, entries, CRC.
+/// Where the settings start; in version 2, where its CRC starts.
+const SETTINGS_AT: usize = ENTRIES_AT + ENTRIES * ENTRY_BYTES;
+const BODY_BYTES: usize = SETTINGS_AT + 2;
+/// One copy of the record: header, entries, settings, CRC.
 pub const RECORD_BYTES: usize = BODY_BYTES + 2;
 /// The copies, and where each starts in SRAM.
 pub const COPIES: usize = 2;
@@ -57,11 +78,55 @@ pub struct HighScores {
     pub entries: [Entry; ENTRIES],
 }
 
-/// One valid copy of the record: its table and its place in the order of saves.
+/// A volume level, from 0 (silent) to [`Level::MAX`] (full): nine steps, which an options screen shows as a bar
+/// of eight. Each is exact on both of the GBA's sound paths: `level - 1` is SOUNDCNT_L's 3-bit PSG master volume
+/// (0..=7), with 0 turning the effects' channels off, and `level / 8` is exact (a shift) in the fixed-point
+/// volume of a music mixer, which has more than 3 fraction bits. A value of this type is always in range, so no record is written with one out of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Level(u8);
+
+impl Level {
+    pub const MAX: Level = Level(8);
+
+    /// `level` as a [`Level`], if it is one (at most [`Level::MAX`]).
+    pub const fn new(level: u8) -> Option<Level> {
+        if level <= Level::MAX.0 { Some(Level(level)) } else { None }
+    }
+
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+}
+
+/// The volumes the player chose, saved with the scores. The music reads them at start-up (`Game::settings`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub music: Level,
+    pub effects: Level,
+}
+
+impl Settings {
+    /// A new cartridge's, and a version 2 record's: everything at full volume, for the player to turn down.
+    pub const DEFAULT: Settings = Settings { music: Level::MAX, effects: Level::MAX };
+}
+
+/// What the record keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Saved {
+    pub table: HighScores,
+    pub settings: Settings,
+}
+
+impl Saved {
+    /// What a cartridge with no valid copy loads.
+    pub const DEFAULT: Saved = Saved { table: HighScores::DEFAULT, settings: Settings::DEFAULT };
+}
+
+/// One valid copy of the record: what it keeps and its place in the order of saves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Record {
     pub sequence: u32,
-    pub table: HighScores,
+    pub saved: Saved,
 }
 
 /// Why a copy is not a record.
@@ -69,10 +134,12 @@ pub struct Record {
 pub enum Invalid {
     /// Not our magic: blank SRAM, garbage, another game's save, or a copy whose write was cut.
     NoRecord,
-    /// Our record, from another layout version.
+    /// Our record, from a layout this code does not read.
     Version(u8),
     /// Our record, damaged.
     Checksum,
+    /// Our record with a right CRC but a volume level out of range, which no writer of this layout makes.
+    Settings,
 }
 
 impl HighScores {
@@ -102,39 +169,56 @@ impl HighScores {
 }
 
 impl Record {
-    /// The record as SRAM holds it: magic, version, sequence, entries, CRC.
+    /// The record as SRAM holds it, in the layout of [`VERSION`] (the module's docs).
     pub(crate) fn to_bytes(self) -> [u8; RECORD_BYTES] {
         let mut bytes = [0; RECORD_BYTES];
         bytes[..MAGIC.len()].copy_from_slice(&MAGIC);
-        bytes[MAGIC.len()] = VERSION;
-        bytes[MAGIC.len() + 1..HEADER_BYTES].copy_from_slice(&self.sequence.to_le_bytes());
-        let entries = self.table.entries.iter();
-        for (entry, chunk) in entries.zip(bytes[HEADER_BYTES..BODY_BYTES].chunks_exact_mut(ENTRY_BYTES)) {
+        bytes[VERSION_AT] = VERSION;
+        bytes[SEQUENCE_AT..ENTRIES_AT].copy_from_slice(&self.sequence.to_le_bytes());
+        let entries = self.saved.table.entries.iter();
+        for (entry, chunk) in entries.zip(bytes[ENTRIES_AT..SETTINGS_AT].chunks_exact_mut(ENTRY_BYTES)) {
             chunk[..3].copy_from_slice(&entry.name);
             chunk[3..].copy_from_slice(&entry.score.to_le_bytes());
         }
+        let settings = self.saved.settings;
+        bytes[SETTINGS_AT] = settings.music.get();
+        bytes[SETTINGS_AT + 1] = settings.effects.get();
         let crc = crc16(&bytes[..BODY_BYTES]);
         bytes[BODY_BYTES..].copy_from_slice(&crc.to_le_bytes());
         bytes
     }
 
+    /// The record in `bytes`, of [`VERSION`] or of version 2 (whose settings are the defaults).
     fn from_bytes(bytes: &[u8; RECORD_BYTES]) -> Result<Record, Invalid> {
         if bytes[..MAGIC.len()] != MAGIC {
             return Err(Invalid::NoRecord);
         }
-        if bytes[MAGIC.len()] != VERSION {
-            return Err(Invalid::Version(bytes[MAGIC.len()]));
-        }
-        if bytes[BODY_BYTES..] != crc16(&bytes[..BODY_BYTES]).to_le_bytes() {
+        // The two layouts differ only from SETTINGS_AT on: version 2 has its CRC there. A version 3 record
+        // whose version byte alone was damaged to 2 passes only if its levels happen to be that CRC, and then
+        // loads its own scores with the default settings: still no garbage.
+        let body = match bytes[VERSION_AT] {
+            VERSION => BODY_BYTES,
+            VERSION_SCORES_ONLY => SETTINGS_AT,
+            other => return Err(Invalid::Version(other)),
+        };
+        if bytes[body..body + 2] != crc16(&bytes[..body]).to_le_bytes() {
             return Err(Invalid::Checksum);
         }
-        let at = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+        let settings = if body == BODY_BYTES {
+            let level = |i: usize| Level::new(bytes[i]).ok_or(Invalid::Settings);
+            Settings { music: level(SETTINGS_AT)?, effects: level(SETTINGS_AT + 1)? }
+        } else {
+            Settings::DEFAULT
+        };
         let mut table = HighScores::DEFAULT;
-        for (entry, chunk) in table.entries.iter_mut().zip(bytes[HEADER_BYTES..BODY_BYTES].chunks_exact(ENTRY_BYTES)) {
+        let chunks = bytes[ENTRIES_AT..SETTINGS_AT].chunks_exact(ENTRY_BYTES);
+        for (entry, chunk) in table.entries.iter_mut().zip(chunks) {
             entry.name.copy_from_slice(&chunk[..3]);
             entry.score = u32::from_le_bytes([chunk[3], chunk[4], chunk[5], chunk[6]]);
         }
-        Ok(Record { sequence: at(MAGIC.len() + 1), table })
+        let at = SEQUENCE_AT;
+        let sequence = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        Ok(Record { sequence, saved: Saved { table, settings } })
     }
 }
 
@@ -168,20 +252,34 @@ pub fn current() -> Option<(usize, Record)> {
     }
 }
 
-/// The saved table, or the defaults if SRAM holds none (which stays there until the next [`store`]).
-pub fn load() -> HighScores {
-    current().map_or(HighScores::DEFAULT, |(_, copy)| copy.table)
+/// The saved table and settings, or the defaults if SRAM holds no record (which stays there until the next
+/// save).
+pub fn load() -> Saved {
+    current().map_or(Saved::DEFAULT, |(_, copy)| copy.saved)
 }
 
-/// Saves `table` in the copy that is not the current one (copy 0 if neither is valid), with the next sequence
-/// number (wrapping after `u32::MAX`, which [`current`]'s comparison allows for); at every moment of the write,
-/// [`load`] gives the table saved before or `table`.
-pub fn store(table: &HighScores) {
-    let (index, sequence) = match current() {
-        Some((i, copy)) => (1 - i, copy.sequence.wrapping_add(1)),
-        None => (0, 1),
+/// Saves `table` with the settings saved before (the defaults if there are none).
+pub fn store_scores(table: &HighScores) {
+    store(|saved| saved.table = *table);
+}
+
+/// Saves `settings` with the table saved before (the defaults if there is none).
+pub fn store_settings(settings: Settings) {
+    store(|saved| saved.settings = settings);
+}
+
+/// Writes a whole new record, what the current copy keeps (or the defaults) changed by `change`, to the copy
+/// that is not the current one (copy 0 if neither is valid), with the next sequence number (wrapping after
+/// `u32::MAX`, which [`current`]'s comparison allows for); at every moment of the write, [`load`] gives the
+/// record saved before or the new one. Each saver passes only what it changes, so saving the scores never
+/// needs the settings and saving the settings never needs the table.
+fn store(change: impl FnOnce(&mut Saved)) {
+    let (index, sequence, mut saved) = match current() {
+        Some((i, copy)) => (1 - i, copy.sequence.wrapping_add(1), copy.saved),
+        None => (0, 1, Saved::DEFAULT),
     };
-    let bytes = Record { sequence, table: *table }.to_bytes();
+    change(&mut saved);
+    let bytes = Record { sequence, saved }.to_bytes();
     // SAFETY: as in `read_copy`, for writing: the copy's RECORD_BYTES bytes of SRAM, written a byte at a time
     // from a local buffer. The other copy is not touched.
     unsafe {
@@ -194,7 +292,7 @@ pub fn store(table: &HighScores) {
 
 /// CRC-16/CCITT-FALSE (polynomial 0x1021, start 0xFFFF): unlike a sum, it catches every changed byte, a byte
 /// flipped between 0x00 and 0xFF included.
-fn crc16(bytes: &[u8]) -> u16 {
+pub(crate) fn crc16(bytes: &[u8]) -> u16 {
     let mut crc = 0xFFFF_u16;
     for &byte in bytes {
         crc ^= u16::from(byte) << 8;

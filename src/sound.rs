@@ -14,6 +14,7 @@
 //! sound::play(Effect::Shot);
 //! ```
 
+use crate::save::Level;
 use gba::prelude::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,21 +60,30 @@ pub fn init() {
     // while it is off, writes to them are ignored, so it goes back on first.
     SOUND_ENABLED.write(SoundEnable::new());
     SOUND_ENABLED.write(SoundEnable::new().with_enabled(true));
-    LEFT_RIGHT_VOLUME.write(
-        LeftRightVolume::new()
-            .with_left_volume(7)
-            .with_right_volume(7)
-            .with_tone1_left(true)
-            .with_tone1_right(true)
-            .with_tone2_left(true)
-            .with_tone2_right(true)
-            .with_noise_left(true)
-            .with_noise_right(true),
-    );
+    set_effects_volume(Level::MAX);
     SOUND_MIX.write(SoundMix::new().with_psg(PsgMix::_100));
     // Restart square 1 without a sweep and at volume 0 (which switches it off): mGBA keeps stepping the sweep of
     // the note before the reset otherwise, and turns the channel back on.
     TONE1_FREQUENCY.write(ToneFrequency::new().with_enabled(true));
+}
+
+/// Sets the effects' volume to `level` eighths of full, effects playing included: SOUNDCNT_L's PSG master
+/// volume (0..=7, in eighths from one to eight) is `level - 1`, and at level 0, which that volume cannot reach,
+/// no channel goes to the speakers.
+pub fn set_effects_volume(level: Level) {
+    let on = level.get() > 0;
+    let master = u16::from(level.get().saturating_sub(1));
+    LEFT_RIGHT_VOLUME.write(
+        LeftRightVolume::new()
+            .with_left_volume(master)
+            .with_right_volume(master)
+            .with_tone1_left(on)
+            .with_tone1_right(on)
+            .with_tone2_left(on)
+            .with_tone2_right(on)
+            .with_noise_left(on)
+            .with_noise_right(on),
+    );
 }
 
 /// Starts `effect` on its channels, except on a channel still playing a more important effect.

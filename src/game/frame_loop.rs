@@ -39,6 +39,8 @@ pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! 
 
     let stats = telemetry::take();
     let mut game = Game::new(save::load());
+    // The saved volumes from the first frame on (the music, when it comes, reads `game.settings.music` here).
+    sound::set_effects_volume(game.settings.effects);
     game.enter_title();
     let mut last = Input::default();
     loop {

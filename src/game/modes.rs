@@ -73,7 +73,7 @@ impl Game {
                 if let Some(name) = entry.edit(input) {
                     let place = entry.place;
                     self.table.insert(name, self.score);
-                    save::store(&self.table);
+                    save::store_scores(&self.table);
                     info!(
                         "high score {} by {} saved in place {}",
                         self.score,

@@ -10,7 +10,7 @@ use super::name_entry::NameEntry;
 use super::player::Player;
 use super::rng::Rng;
 use super::waves::Stages;
-use crate::save::HighScores;
+use crate::save::{HighScores, Saved, Settings};
 
 pub enum Mode {
     Title,
@@ -32,6 +32,9 @@ pub struct Game {
     pub extras: usize,
     pub rng: Rng,
     pub table: HighScores,
+    /// The volumes as loaded at boot: what the music and the effects start at. Whatever changes them saves them
+    /// (`save::store_settings`), as a score that makes the table is saved, so this stays what SRAM holds.
+    pub settings: Settings,
     pub hud: Hud,
     pub banner: Banner,
     pub targets: Targets,
@@ -42,7 +45,7 @@ pub struct Game {
 }
 
 impl Game {
-    pub fn new(table: HighScores) -> Game {
+    pub fn new(saved: Saved) -> Game {
         Game {
             mode: Mode::Title,
             player: Player::new(),
@@ -50,7 +53,8 @@ impl Game {
             score: 0,
             extras: 0,
             rng: Rng::new(1),
-            table,
+            table: saved.table,
+            settings: saved.settings,
             hud: Hud::default(),
             banner: Banner::None,
             targets: Targets::new(),

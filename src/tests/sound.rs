@@ -1,6 +1,7 @@
 //! Sound effects set the PSG registers as GBATEK describes, read back where the hardware lets them be read
 //! (lengths and frequencies are write-only), and stop by themselves.
 
+use crate::save::Level;
 use crate::sound::{self, Effect};
 
 /// Every effect.
@@ -57,6 +58,23 @@ fn init_turns_sound_on_and_routes_the_three_channels_to_both_speakers() {
     assert!(!volume.wave_left() && !volume.wave_right());
     assert_eq!(SOUND_MIX.read().psg(), PsgMix::_100);
     assert_eq!(playing(), (false, false, false));
+}
+
+#[test_case]
+fn the_effects_volume_is_the_psg_master_volume_and_level_0_routes_nothing() {
+    sound::init();
+    for level in 0..=Level::MAX.get() {
+        sound::set_effects_volume(Level::new(level).unwrap());
+        let volume = LEFT_RIGHT_VOLUME.read();
+        let master = u16::from(level.max(1) - 1);
+        assert_eq!((volume.left_volume(), volume.right_volume()), (master, master), "level {level}");
+        let tones = [volume.tone1_left(), volume.tone1_right(), volume.tone2_left(), volume.tone2_right()];
+        let routed = [tones[0], tones[1], tones[2], tones[3], volume.noise_left(), volume.noise_right()];
+        assert_eq!(routed, [level > 0; 6], "level {level}");
+        assert!(!volume.wave_left() && !volume.wave_right());
+    }
+    sound::init();
+    assert_eq!(LEFT_RIGHT_VOLUME.read().left_volume(), 7, "init is at full volume");
 }
 
 #[test_case]
