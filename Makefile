@@ -48,7 +48,7 @@ music:
 # The fixture ROMs the host tests run: the allocator state for gdb and the overlay (fixtures/alloc_state.rs), the
 # faults for the crash screen (fixtures/faults.rs), and the bullet-hell scene (fixtures/bullet_hell.rs).
 fixture: setup
-	cargo build --release --example alloc_state --example faults --example bullet_hell
+	cargo build --release --example alloc_state --example faults --example bullet_hell --example music
 
 # The soak test's ROM: release code with the allocators checked every frame.
 soak: setup

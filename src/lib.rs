@@ -7,10 +7,14 @@
 #![cfg_attr(test, test_runner(stackshot_platform::testing::run))]
 #![cfg_attr(test, reexport_test_harness_main = "test_main")]
 
+extern crate alloc;
+
 pub mod assets;
 pub mod crash;
 pub mod game;
 pub mod layout;
+pub mod mixer;
+pub mod music;
 pub mod overlay;
 pub mod save;
 pub mod sound;

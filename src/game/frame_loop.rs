@@ -6,9 +6,10 @@ use super::flash;
 use super::input::Input;
 use super::memory::{self, Memory};
 use super::stars;
-use super::state::Game;
+use super::state::{Game, Mode};
 use super::telemetry;
 use crate::assets;
+use crate::music;
 use crate::overlay::{self, PoolGauge};
 use crate::save;
 use crate::sound;
@@ -27,6 +28,7 @@ pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! 
     text::init();
     stars::init();
     sound::init();
+    music::init();
     let mut mem = Memory::take();
     mem.watch();
     // Nothing clears OAM at power-on, and a flash cart's quick boot leaves it as the last program did: the
@@ -39,12 +41,18 @@ pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! 
 
     let stats = telemetry::take();
     let mut game = Game::new(save::load());
-    // The saved volumes from the first frame on (the music, when it comes, reads `game.settings.music` here).
+    // The saved volumes from the first frame on.
     sound::set_effects_volume(game.settings.effects);
+    music::set_volume(game.settings.music);
     game.enter_title();
     let mut last = Input::default();
+    let mut vblanks = music::report().vblanks;
     loop {
         VBlankIntrWait();
+        // One frame a VBlank: a VBlank more since the last frame is a frame the loop missed.
+        let now = music::report().vblanks;
+        stats.missed_frames += now.wrapping_sub(vblanks).saturating_sub(1);
+        vblanks = now;
         mem.shadow.copy_to_oam();
         stars::scroll(game.sky);
         game.flash.show();
@@ -55,6 +63,8 @@ pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! 
         let input = before(&mut game, &mut mem, input);
         let watch = Stopwatch::start();
         game.frame(input, &mut mem, stats);
+        music::play(Some(game.song()));
+        music::hold(matches!(game.mode, Mode::Paused));
 
         // The allocator overlay owns SELECT, which the game ignores; hidden, it costs one flag read. Shown, it
         // reads the heap under its lock (interrupts masked while it draws; VBlank's waits until the end).
@@ -73,6 +83,10 @@ pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! 
         stats.last_cycles = cycles;
         stats.max_cycles = stats.max_cycles.max(cycles);
         mem.record(stats);
+        let music = music::report();
+        stats.music_cycles = music.cycles;
+        stats.music_max_cycles = music.max_cycles;
+        stats.voices.set(music.voices, music.max_voices);
         #[cfg(debug_assertions)]
         {
             mem.check();

@@ -9,7 +9,8 @@ use super::hud::Hud;
 use super::name_entry::NameEntry;
 use super::player::Player;
 use super::rng::Rng;
-use super::waves::Stages;
+use super::waves::{Phase, Stages};
+use crate::music::{STAGE_THEMES, Song};
 use crate::save::{HighScores, Saved, Settings};
 
 pub enum Mode {
@@ -45,6 +46,19 @@ pub struct Game {
 }
 
 impl Game {
+    /// The song for what the game shows: held while paused.
+    pub fn song(&self) -> Song {
+        match self.mode {
+            Mode::Title => Song::Title,
+            Mode::GameOver(_) | Mode::NameEntry(_) => Song::GameOver,
+            Mode::Playing | Mode::Paused | Mode::Dying(_) => match self.stages.phase {
+                Phase::Warning(_) | Phase::Boss => Song::Boss,
+                Phase::Clear(_) => Song::StageClear,
+                Phase::Waves => Song::Stage((self.stages.number() - 1) as u8 % STAGE_THEMES),
+            },
+        }
+    }
+
     pub fn new(saved: Saved) -> Game {
         Game {
             mode: Mode::Title,

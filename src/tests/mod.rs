@@ -2,6 +2,7 @@
 //! under `#[cfg(test)]`). They run in the library's test ROM, `cargo test --release` at the root.
 
 mod assets;
+mod mixer;
 mod save;
 mod sound;
 mod text;

@@ -102,10 +102,18 @@ pub struct Telemetry {
     /// 132: the most bytes the stack has held (`stack::high_water`), measured at each game over (every frame
     /// in debug builds).
     pub stack_peak: u32,
+    /// 136: cycles the music took at the last VBlank (the mixer and the tracker, in the VBlank handler, outside
+    /// `last_cycles`), and 140: the most since boot.
+    pub music_cycles: u32,
+    pub music_max_cycles: u32,
+    /// 144..152: now/peak of the mixer's voices playing.
+    pub voices: PoolUse,
+    /// 152: VBlanks that passed with no frame of the game loop (a frame that ran late), since boot.
+    pub missed_frames: u32,
 }
 
 // Words only, no padding: what `from_words` relies on.
-const _: () = assert!(core::mem::size_of::<Telemetry>() == 136 && core::mem::align_of::<Telemetry>() == 4);
+const _: () = assert!(core::mem::size_of::<Telemetry>() == 156 && core::mem::align_of::<Telemetry>() == 4);
 
 impl Telemetry {
     /// The block at boot: the magic word and zeros, in the title state.
@@ -136,6 +144,10 @@ impl Telemetry {
             kills: 0,
             table: [0; 5],
             stack_peak: 0,
+            music_cycles: 0,
+            music_max_cycles: 0,
+            voices: EMPTY,
+            missed_frames: 0,
         }
     };
 

@@ -27,6 +27,32 @@ pub fn largest_step(samples: &[[i16; 2]]) -> u32 {
         .unwrap_or(0)
 }
 
+/// How alike two recordings are, as the best normalised cross-correlation of `a` with `b` shifted by at most
+/// `max_lag` samples either way (both channels, DC removed): 1 for the same sound, about 0 for unrelated ones.
+/// The same music recorded twice seldom lines up to the sample (the emulator's 32,768 Hz output does not start
+/// each frame on a sample), hence the lag. Over the overlap only; 0 if either is silent there.
+pub fn likeness(a: &[[i16; 2]], b: &[[i16; 2]], max_lag: usize) -> f64 {
+    let centred = |s: &[[i16; 2]]| -> Vec<f64> {
+        let flat: Vec<f64> = s.iter().flatten().map(|&v| f64::from(v)).collect();
+        let mean = flat.iter().sum::<f64>() / flat.len().max(1) as f64;
+        flat.iter().map(|v| v - mean).collect()
+    };
+    let (a, b) = (centred(a), centred(b));
+    let correlation = |x: &[f64], y: &[f64]| {
+        let n = x.len().min(y.len());
+        let (x, y) = (&x[..n], &y[..n]);
+        let dot: f64 = x.iter().zip(y).map(|(p, q)| p * q).sum();
+        let power = (x.iter().map(|p| p * p).sum::<f64>() * y.iter().map(|q| q * q).sum::<f64>()).sqrt();
+        if power == 0.0 { 0.0 } else { dot / power }
+    };
+    // A lag of one stereo sample is two values of the flattened signals.
+    (0..=max_lag)
+        .flat_map(|lag| {
+            [correlation(&a[2 * lag.min(a.len() / 2)..], &b), correlation(&a, &b[2 * lag.min(b.len() / 2)..])]
+        })
+        .fold(0.0, f64::max)
+}
+
 /// The frequency in Hz with the most energy in the stretch (both channels summed, DC removed), from a DFT of
 /// its first 2^k samples (at most 65,536: two seconds), Hann-windowed, with the peak placed between bins by a
 /// parabola through the logarithms of the three largest (exact for the window's Gaussian-like peak to well
@@ -148,6 +174,20 @@ mod tests {
     /// A square wave of `hz`, between `low` and `high`, on the left channel only.
     fn square_left(hz: f64, low: i16, high: i16, n: usize) -> Vec<[i16; 2]> {
         (0..n).map(|i| [if (i as f64 * hz / f64::from(RATE)).fract() < 0.5 { high } else { low }, 0]).collect()
+    }
+
+    #[test]
+    fn likeness_finds_the_same_sound_shifted_and_tells_apart_others() {
+        let a = sine(2000.0, 8000.0, 8192);
+        let shifted: Vec<[i16; 2]> = a[5..].to_vec();
+        assert!(likeness(&a, &a, 0) > 0.999);
+        assert!(likeness(&a, &shifted, 8) > 0.999, "{}", likeness(&a, &shifted, 8));
+        assert!(likeness(&shifted, &a, 8) > 0.999, "{}", likeness(&shifted, &a, 8));
+        // Outside the lag allowed: 3 samples left over at 2 kHz are 0.18 of a turn, a correlation of cos 66°.
+        assert!(likeness(&a, &shifted, 2) < 0.9, "{}", likeness(&a, &shifted, 2));
+        let other = sine(2617.0, 8000.0, 8192);
+        assert!(likeness(&a, &other, 8) < 0.2, "{}", likeness(&a, &other, 8));
+        assert_eq!(likeness(&a, &[[0, 0]; 8192], 8), 0.0);
     }
 
     #[test]

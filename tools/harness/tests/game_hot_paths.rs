@@ -31,6 +31,10 @@ const HOT_PATHS: &[&str] = &[
     "draw_pool",
     // The stack's high-water scan, on every frame of the overlay.
     "first_unpainted",
+    // The music mixer's inner loops (src/mixer.rs): a voice's samples into the frame's sums, and the sums to the
+    // speakers' 8-bit samples.
+    "mix_voice",
+    "to_speakers",
 ];
 
 /// The allocator crate's code in IWRAM, all of it: the heap's common paths (the bins, the top, the frees with no
