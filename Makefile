@@ -46,9 +46,11 @@ music:
 	cd tools && cargo +stable run --release -p compose -- $(if $(PREVIEW),--preview)
 
 # The fixture ROMs the host tests run: the allocator state for gdb and the overlay (fixtures/alloc_state.rs), the
-# faults for the crash screen (fixtures/faults.rs), and the bullet-hell scene (fixtures/bullet_hell.rs).
+# faults for the crash screen (fixtures/faults.rs), the bullet-hell scene (fixtures/bullet_hell.rs), the mixer and
+# the tracker heard (fixtures/music.rs), and a static pool that costs no ROM (fixtures/zeroed_pool.rs).
 fixture: setup
-	cargo build --release --example alloc_state --example faults --example bullet_hell --example music
+	cargo build --release --example alloc_state --example faults --example bullet_hell --example music \
+	  --example zeroed_pool
 
 # The soak test's ROM: release code with the allocators checked every frame.
 soak: setup

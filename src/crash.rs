@@ -48,7 +48,7 @@ pub trait Gauge {
     fn gauge(&self) -> (usize, usize);
 }
 
-impl<T, I: Index, const N: usize, P> Gauge for IndexPool<T, I, N, P> {
+impl<T, I: Index, const N: usize, P, const ID: u8> Gauge for IndexPool<T, I, N, P, ID> {
     fn gauge(&self) -> (usize, usize) {
         (self.len(), N)
     }

@@ -101,7 +101,6 @@ impl Song {
 /// What the VBlank handler plays.
 struct Music {
     mixer: Mixer,
-    tracker: Option<TrackerInner<'static, VoiceId>>,
     track: Option<&'static Track>,
     /// The pause: no tracker step, silence.
     held: bool,
@@ -113,15 +112,14 @@ struct Music {
     vblanks: u32,
 }
 
-static MUSIC: IrqMutex<Music> = IrqMutex::new(Music {
-    mixer: Mixer::new(),
-    tracker: None,
-    track: None,
-    held: false,
-    cycles: 0,
-    max_cycles: 0,
-    vblanks: 0,
-});
+/// All zeros, so in the zeroed IWRAM (`linker.ld`), costing no ROM; the tracker, whose `None` is not zeros, is
+/// apart.
+#[unsafe(link_section = ".bss.iwram.music")]
+static MUSIC: IrqMutex<Music> =
+    IrqMutex::new(Music { mixer: Mixer::new(), track: None, held: false, cycles: 0, max_cycles: 0, vblanks: 0 });
+
+/// The song's tracker, locked inside `MUSIC`'s lock wherever both are held.
+static TRACKER: IrqMutex<Option<TrackerInner<'static, VoiceId>>> = IrqMutex::new(None);
 
 /// Installs the tracker's heap, starts the mixer and sets the VBlank handler that runs the music. Call once,
 /// after `sound::init`, with interrupts not yet enabled.
@@ -144,7 +142,8 @@ pub fn play(song: Option<Song>) {
 /// Plays `track` from its start (the one playing stops), or nothing with `None`; a track already playing goes on.
 pub fn play_track(track: Option<&'static Track>) {
     let mut music = MUSIC.lock();
-    let Music { mixer, tracker, track: playing, .. } = &mut *music;
+    let mut tracker = TRACKER.lock();
+    let Music { mixer, track: playing, .. } = &mut *music;
     if playing.map(|t| t as *const Track) == track.map(|t| t as *const Track) {
         return;
     }
@@ -206,9 +205,9 @@ extern "C" fn on_interrupt(bits: IrqBits) {
     let watch = Stopwatch;
     let start = watch.elapsed();
     let mut music = MUSIC.lock();
-    let Music { mixer, tracker, held, .. } = &mut *music;
+    let Music { mixer, held, .. } = &mut *music;
     mixer.swap();
-    if !*held && let Some(tracker) = tracker {
+    if !*held && let Some(tracker) = &mut *TRACKER.lock() {
         tracker.step(mixer);
     }
     mixer.mix(!*held);

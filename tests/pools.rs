@@ -49,7 +49,7 @@ fn the_bullet_pool_lives_in_iwram() {
     let (bullets, _) = pools();
     let address = bullets as *const _ as usize;
     assert!((0x0300_0000..0x0300_8000).contains(&address), "BULLETS is at {address:#010x}");
-    let fast_path = pool_alloc::<Bullet, 256, ()> as *const () as usize;
+    let fast_path = pool_alloc::<Bullet, 256, (), 0> as *const () as usize;
     assert!((0x0300_0000..0x0300_8000).contains(&fast_path), "pool_alloc is at {fast_path:#010x}");
     assert_eq!(fast_path & 1, 0, "pool_alloc is Thumb code");
 }

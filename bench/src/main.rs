@@ -20,7 +20,7 @@ mod work;
 use core::mem::MaybeUninit;
 use pools::{Arena, Borrowed, Slab};
 use stackshot_alloc::heap::Heap;
-use stackshot_alloc::pool::{FlagPool, IndexPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
+use stackshot_alloc::pool::{FlagPool, IntrusivePool, Packed18, Packed24, PtrPool, ValueStack};
 use stackshot_platform::stack;
 use timing::BUILD;
 use work::{SLOTS, Work};
@@ -102,7 +102,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(const { IndexPool::<u32, u8, SLOTS>::with_id(1) });
+            let p = p.write(const { pools::Index8::new() });
             pools::overhead_x100(size_of_val(p), 4)
         },
         "`IndexPool<u8>`",
@@ -113,7 +113,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(const { pools::Called(IndexPool::with_id(1)) });
+            let p = p.write(const { pools::Called(pools::Index8::new()) });
             pools::overhead_x100(size_of_val(p), 4)
         },
         "`IndexPool<u8>`, called (`iwram::pool_alloc` / `pool_free`)",
@@ -124,7 +124,7 @@ fn pool_suite(region: &mut heaps::Region, work: &mut Work, borrowed: &mut Borrow
     pools::row(
         region,
         |p| {
-            let p = p.write(const { IndexPool::<u32, u16, SLOTS>::with_id(2) });
+            let p = p.write(const { pools::Index16::new() });
             pools::overhead_x100(size_of_val(p), 4)
         },
         "`IndexPool<u16>`",

@@ -50,8 +50,9 @@ macro_rules! subject {
     };
 }
 
-pub type Index8 = IndexPool<u32, u8, SLOTS>;
-pub type Index16 = IndexPool<u32, u16, SLOTS>;
+/// Ids from the type, as the game's pools have theirs: all zeros when empty, with a non-zero id.
+pub type Index8 = IndexPool<u32, u8, SLOTS, (), 1>;
+pub type Index16 = IndexPool<u32, u16, SLOTS, (), 2>;
 pub type P24 = Packed24<{ SLOTS / 32 }>;
 pub type P18 = Packed18<{ SLOTS / 32 }>;
 pub type Values = ValueStack<u8, SLOTS>;

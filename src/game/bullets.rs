@@ -30,7 +30,7 @@ const MARGIN: i32 = 8;
 #[unsafe(link_section = ".iwram.move_bullets")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn move_bullets<const N: usize, P>(pool: &mut IndexPool<Bullet, u8, N, P>) {
+pub fn move_bullets<const N: usize, P, const ID: u8>(pool: &mut IndexPool<Bullet, u8, N, P, ID>) {
     sweep!(pool, |b| {
         let x = b.x.to_raw() + b.vx.to_raw();
         let y = b.y.to_raw() + b.vy.to_raw();
@@ -41,15 +41,21 @@ pub fn move_bullets<const N: usize, P>(pool: &mut IndexPool<Bullet, u8, N, P>) {
 }
 
 /// Fires one bullet; false if the pool is full (the shot is simply not fired).
-pub fn fire<const N: usize, P>(pool: &mut IndexPool<Bullet, u8, N, P>, x: Fx, y: Fx, vx: Fx, vy: Fx) -> bool {
+pub fn fire<const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<Bullet, u8, N, P, ID>,
+    x: Fx,
+    y: Fx,
+    vx: Fx,
+    vy: Fx,
+) -> bool {
     let fired = pool_alloc(pool, Bullet { x, y, vx, vy });
     crate::trace::pool_alloc(pool.id(), &fired);
     fired.is_ok()
 }
 
 /// `count` bullets fanned `step` 64ths of a turn apart, centred on the direction towards the target.
-pub fn fan<const N: usize, P>(
-    pool: &mut IndexPool<Bullet, u8, N, P>,
+pub fn fan<const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<Bullet, u8, N, P, ID>,
     (x, y): (Fx, Fx),
     (tx, ty): (Fx, Fx),
     speed: Fx,
@@ -72,8 +78,8 @@ pub fn fan<const N: usize, P>(
 #[unsafe(link_section = ".iwram.ring")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn ring<const N: usize, P>(
-    pool: &mut IndexPool<Bullet, u8, N, P>,
+pub fn ring<const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<Bullet, u8, N, P, ID>,
     (x, y): (Fx, Fx),
     speed: Fx,
     count: u32,

@@ -107,7 +107,10 @@ impl Targets {
 #[unsafe(link_section = ".iwram.hit_enemies")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn hit_enemies<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>, targets: &mut Targets) -> u32 {
+pub fn hit_enemies<const N: usize, P, const ID: u8>(
+    bullets: &mut IndexPool<Bullet, u8, N, P, ID>,
+    targets: &mut Targets,
+) -> u32 {
     let found = &mut targets.found;
     let mut len = found.len;
     if len > ENEMIES {
@@ -157,7 +160,12 @@ pub fn hit_enemies<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>,
 #[unsafe(link_section = ".iwram.hit_player")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn hit_player<const N: usize, P>(bullets: &mut IndexPool<Bullet, u8, N, P>, x: i32, y: i32, reach: i32) -> bool {
+pub fn hit_player<const N: usize, P, const ID: u8>(
+    bullets: &mut IndexPool<Bullet, u8, N, P, ID>,
+    x: i32,
+    y: i32,
+    reach: i32,
+) -> bool {
     let mut hit = false;
     sweep!(bullets, |b| {
         let dx = (b.x.to_raw() >> 8) - x;

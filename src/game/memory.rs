@@ -1,5 +1,6 @@
 //! The game's memory, all of it in IWRAM: one byte-index stack pool per kind of object (each a static with its
-//! own pool id, so a handle cannot be freed into the wrong pool) and the 4 KB tree-heap for enemy AI scratch,
+//! own pool id, so a handle cannot be freed into the wrong pool; all zeros when empty, so in `.bss`, with no image
+//! in ROM and no copy at boot) and the 4 KB tree-heap for enemy AI scratch,
 //! a static `LockedHeap<IrqLock>` so that each scratch's owner (`enemy::Scratch`, the crate's `HeapBox`)
 //! reaches it to free itself when dropped; its allocate and free are the crate's ARM code in IWRAM, called with
 //! interrupts masked. Also what the game promises about them: peaks, the leak check at every game over, and in
@@ -28,30 +29,34 @@ pub const HEAP_BYTES: usize = 4096;
 pub struct PlayerShots;
 pub struct EnemyShots;
 
-pub type PlayerBullets = IndexPool<Bullet, u8, PLAYER_BULLETS, PlayerShots>;
-pub type EnemyBullets = IndexPool<Bullet, u8, ENEMY_BULLETS, EnemyShots>;
-pub type Particles = IndexPool<Particle, u8, PARTICLES>;
-pub type Enemies = IndexPool<Enemy, u8, ENEMIES>;
-pub type Pickups = IndexPool<Pickup, u8, PICKUPS>;
-
 /// Pool ids, which name the pools in the allocation trace, gdb and the overlay; distinct, so that even a handle
-/// forged across types is refused by every other pool (`PoolError::ForeignHandle`).
+/// forged across types is refused by every other pool (`PoolError::ForeignHandle`). Each is its pool type's
+/// `ID`, so that the empty pool is all zeros.
 const PLAYER_BULLET_ID: u8 = 1;
 const ENEMY_BULLET_ID: u8 = 2;
 const PARTICLE_ID: u8 = 3;
 const ENEMY_ID: u8 = 4;
 const PICKUP_ID: u8 = 5;
 
-#[unsafe(link_section = ".iwram.player_bullets")]
-static mut PLAYER_BULLET_POOL: PlayerBullets = IndexPool::with_id(PLAYER_BULLET_ID);
-#[unsafe(link_section = ".iwram.enemy_bullets")]
-static mut ENEMY_BULLET_POOL: EnemyBullets = IndexPool::with_id(ENEMY_BULLET_ID);
-#[unsafe(link_section = ".iwram.particles")]
-static mut PARTICLE_POOL: Particles = IndexPool::with_id(PARTICLE_ID);
-#[unsafe(link_section = ".iwram.enemies")]
-static mut ENEMY_POOL: Enemies = IndexPool::with_id(ENEMY_ID);
-#[unsafe(link_section = ".iwram.pickups")]
-static mut PICKUP_POOL: Pickups = IndexPool::with_id(PICKUP_ID);
+pub type PlayerBullets = IndexPool<Bullet, u8, PLAYER_BULLETS, PlayerShots, PLAYER_BULLET_ID>;
+pub type EnemyBullets = IndexPool<Bullet, u8, ENEMY_BULLETS, EnemyShots, ENEMY_BULLET_ID>;
+pub type Particles = IndexPool<Particle, u8, PARTICLES, (), PARTICLE_ID>;
+pub type Enemies = IndexPool<Enemy, u8, ENEMIES, (), ENEMY_ID>;
+pub type Pickups = IndexPool<Pickup, u8, PICKUPS, (), PICKUP_ID>;
+
+// The pools are all zeros when empty, so they go to `.bss.iwram.*` (linker.ld), which the start-up code zeroes:
+// no image in ROM and no copy at boot. A section named `.bss.*` refuses a value that is not all zeros (the
+// assembler's "non-zero initializer in BSS section"), so a pool that is not cannot end up here.
+#[unsafe(link_section = ".bss.iwram.player_bullets")]
+static mut PLAYER_BULLET_POOL: PlayerBullets = IndexPool::new();
+#[unsafe(link_section = ".bss.iwram.enemy_bullets")]
+static mut ENEMY_BULLET_POOL: EnemyBullets = IndexPool::new();
+#[unsafe(link_section = ".bss.iwram.particles")]
+static mut PARTICLE_POOL: Particles = IndexPool::new();
+#[unsafe(link_section = ".bss.iwram.enemies")]
+static mut ENEMY_POOL: Enemies = IndexPool::new();
+#[unsafe(link_section = ".bss.iwram.pickups")]
+static mut PICKUP_POOL: Pickups = IndexPool::new();
 #[unsafe(link_section = ".iwram.shadow_oam")]
 static mut SHADOW: Shadow = Shadow::new();
 

@@ -35,7 +35,7 @@ impl Sprited for Particle {
 #[unsafe(link_section = ".iwram.move_particles")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn move_particles<const N: usize, P>(pool: &mut IndexPool<Particle, u8, N, P>) {
+pub fn move_particles<const N: usize, P, const ID: u8>(pool: &mut IndexPool<Particle, u8, N, P, ID>) {
     sweep!(pool, |p| {
         let (vx, vy) = (p.vx.to_raw(), p.vy.to_raw());
         // Lose 1/16 of the speed a frame.
@@ -67,8 +67,8 @@ fn spark(rng: &mut Rng, x: Fx, y: Fx, speed: Fx) -> Particle {
 #[unsafe(link_section = ".iwram.burst")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn burst<const N: usize, P>(
-    pool: &mut IndexPool<Particle, u8, N, P>,
+pub fn burst<const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<Particle, u8, N, P, ID>,
     rng: &mut Rng,
     x: Fx,
     y: Fx,
@@ -85,7 +85,13 @@ pub fn burst<const N: usize, P>(
 /// One spark into `pool`; false if it is full. The random word is drawn either way (a seeded run plays the
 /// same), but a full pool is not handed a spark worked out only to come back.
 #[inline(always)]
-fn spawn<const N: usize, P>(pool: &mut IndexPool<Particle, u8, N, P>, rng: &mut Rng, x: Fx, y: Fx, speed: Fx) -> bool {
+fn spawn<const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<Particle, u8, N, P, ID>,
+    rng: &mut Rng,
+    x: Fx,
+    y: Fx,
+    speed: Fx,
+) -> bool {
     if pool.is_full() {
         rng.next_u32();
         crate::trace::pool_alloc::<Particle, P>(pool.id(), &Err(Particle::default()));
@@ -102,9 +108,9 @@ fn spawn<const N: usize, P>(pool: &mut IndexPool<Particle, u8, N, P>, rng: &mut 
 #[unsafe(link_section = ".iwram.bullets_to_sparks")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn bullets_to_sparks<const N: usize, P, const M: usize, Q>(
-    bullets: &mut IndexPool<Bullet, u8, N, P>,
-    particles: &mut IndexPool<Particle, u8, M, Q>,
+pub fn bullets_to_sparks<const N: usize, P, const ID: u8, const M: usize, Q, const QID: u8>(
+    bullets: &mut IndexPool<Bullet, u8, N, P, ID>,
+    particles: &mut IndexPool<Particle, u8, M, Q, QID>,
     rng: &mut Rng,
 ) -> u32 {
     let mut n = 0;

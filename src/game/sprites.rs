@@ -168,7 +168,11 @@ impl Gauge for Shadow {
 #[unsafe(link_section = ".iwram.draw_pool")]
 #[instruction_set(arm::a32)]
 #[inline(never)]
-pub fn draw_pool<T: Sprited, const N: usize, P>(pool: &mut IndexPool<T, u8, N, P>, shadow: &mut Shadow, look: &Look) {
+pub fn draw_pool<T: Sprited, const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<T, u8, N, P, ID>,
+    shadow: &mut Shadow,
+    look: &Look,
+) {
     sweep!(pool, |object| {
         let (x, y) = object.centre();
         shadow.put(look, x.to_raw() >> 8, y.to_raw() >> 8, object.frame());

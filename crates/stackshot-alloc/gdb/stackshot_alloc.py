@@ -235,32 +235,55 @@ def targets(arg, prefixes, what, holders=()):
 
 # --- Pools. -------------------------------------------------------------------------------------------------
 class Pool:
-    """An IndexPool read through DWARF: `stack[..free]` free (top = stack[free-1]), `stack[free..]` live."""
+    """An IndexPool read through DWARF (pool/index.rs): position k holds the slot `stack[k] ^ k`; positions
+    `..live` are live (walked from the top, as `iter()` does), `live..` free (allocated in that order). Slot i's
+    word `meta[i]` holds its stamp XOR the type's `ID << 8` in its high half: generation << 8 | id."""
 
     def __init__(self, value):
         self.value = value
         self.stack = field(value, "stack")
+        self.meta = field(value, "meta")
         self.capacity = self.stack.type.strip_typedefs().range()[1] + 1
-        self.free = int(field(value, "free"))
-        self.peak = self.capacity - int(field(value, "low"))
-        self.id = int(field(value, "stamp")[0]) & 0xFF
+        self.count = int(field(value, "live"))
+        self.peak = int(field(value, "peak"))
+        self.type_id = type_id(value)
+        self.id = ((uint(self.meta[0]) >> 16) & 0xFF) ^ self.type_id
         self.slots = field(value, "slots")
-        self.stamps = field(value, "stamp")
 
     def generation(self, slot):
-        return int(self.stamps[slot]) >> 8
+        return uint(self.meta[slot]) >> 24
+
+    def slot_at(self, k):
+        return int(self.stack[k]) ^ k
 
     def free_stack(self):
-        return [int(self.stack[k]) for k in range(min(self.free, self.capacity) - 1, -1, -1)]
+        return [self.slot_at(k) for k in range(min(self.count, self.capacity), self.capacity)]
 
     def live(self):
-        return [int(self.stack[k]) for k in range(min(self.free, self.capacity), self.capacity)]
+        return [self.slot_at(k) for k in range(min(self.count, self.capacity) - 1, -1, -1)]
 
     def is_live(self, slot):
-        return int(field(self.value, "pos")[slot]) >= self.free
+        return ((uint(self.meta[slot]) & 0xFFFF) ^ slot) < self.count
 
     def object(self, slot):
         return slot_value(self.slots[slot])
+
+
+def type_id(value):
+    """An IndexPool's `ID`, its fifth generic argument (0 when the type name does not show it)."""
+    name = str(value.type.strip_typedefs())
+    inner = name[name.find("<") + 1:name.rfind(">")]
+    args, depth, start = [], 0, 0
+    for k, c in enumerate(inner):
+        if c in "<([":
+            depth += 1
+        elif c in ">)]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(inner[start:k].strip())
+            start = k + 1
+    args.append(inner[start:].strip())
+    return int(args[4]) if len(args) > 4 and args[4].isdigit() else 0
 
 
 class RustCommand(gdb.Command):
@@ -289,7 +312,7 @@ class PoolCommand(RustCommand):
             p = Pool(value)
             print("pool %s: %s, id %d" % (name, value.type.strip_typedefs(), p.id))
             print("  capacity %d, in use %d, free %d, peak %d"
-                  % (p.capacity, p.capacity - p.free, p.free, p.peak))
+                  % (p.capacity, p.count, p.capacity - p.count, p.peak))
             print("  free stack, top first: %s" % " ".join(str(s) for s in p.free_stack()))
             live = p.live()
             print("  live handles (%d):" % len(live))

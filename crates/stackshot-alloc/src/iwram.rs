@@ -24,7 +24,10 @@ use core::ptr::NonNull;
     unsafe(link_section = ".iwram.pool_alloc")
 )]
 #[inline(never)]
-pub fn pool_alloc<T, const N: usize, P>(pool: &mut IndexPool<T, u8, N, P>, value: T) -> Result<Handle<T, u8, P>, T> {
+pub fn pool_alloc<T, const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<T, u8, N, P, ID>,
+    value: T,
+) -> Result<Handle<T, u8, P>, T> {
     pool.alloc(value)
 }
 
@@ -36,8 +39,8 @@ pub fn pool_alloc<T, const N: usize, P>(pool: &mut IndexPool<T, u8, N, P>, value
     unsafe(link_section = ".iwram.pool_free")
 )]
 #[inline(never)]
-pub fn pool_free<T, const N: usize, P>(
-    pool: &mut IndexPool<T, u8, N, P>,
+pub fn pool_free<T, const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<T, u8, N, P, ID>,
     handle: Handle<T, u8, P>,
 ) -> Result<T, PoolError> {
     pool.free(handle)
@@ -50,8 +53,8 @@ pub fn pool_free<T, const N: usize, P>(
     unsafe(link_section = ".iwram.pool_get_mut")
 )]
 #[inline(never)]
-pub fn pool_get_mut<T, const N: usize, P>(
-    pool: &mut IndexPool<T, u8, N, P>,
+pub fn pool_get_mut<T, const N: usize, P, const ID: u8>(
+    pool: &mut IndexPool<T, u8, N, P, ID>,
     handle: Handle<T, u8, P>,
 ) -> Result<&mut T, PoolError> {
     pool.get_mut(handle)

@@ -97,6 +97,16 @@ impl Elf {
         })
     }
 
+    /// How many bytes of `symbol` lie in the allocated section named `section` (`.data`: copied from ROM at
+    /// boot), and whether that section takes bytes in the file (`false` for a NOBITS one, as `.bss`).
+    pub fn bytes_in_section(&self, symbol: &Symbol, section: &str) -> Option<(u32, bool)> {
+        let file = object::File::parse(&*self.data).ok()?;
+        let s = file.sections().find(|s| s.name() == Ok(section) && s.address() != 0)?;
+        let (start, end) = (s.address() as u32, (s.address() + s.size()) as u32);
+        let overlap = end.min(symbol.address + symbol.size).saturating_sub(start.max(symbol.address));
+        Some((overlap, s.kind() != object::SectionKind::UninitializedData))
+    }
+
     /// Checks that `name` is ARM code in IWRAM that neither branches nor loads the address of any function in
     /// ROM (through a call, a literal pool, or a linker veneer it calls). Returns the function on success.
     pub fn check_hot_path(&self, name: &str) -> Result<&Symbol, String> {

@@ -44,10 +44,17 @@ impl<T, I: Index, P> Handle<T, I, P> {
         Handle { raw: index | (stamp as u32) << 16, _of: PhantomData }
     }
 
-    /// The generation (high byte) and pool id (low byte) together, as a pool compares them.
+    /// The handle whose bits are `raw`: the index in the low half, the stamp in the high half.
     #[inline(always)]
-    pub(crate) const fn stamp(self) -> u16 {
-        (self.raw >> 16) as u16
+    pub(crate) const fn from_bits(raw: u32) -> Self {
+        Handle { raw, _of: PhantomData }
+    }
+
+    /// The handle's bits, as [`from_bits`](Self::from_bits) takes them: a pool compares them with a slot's word
+    /// in one go.
+    #[inline(always)]
+    pub(crate) const fn bits(self) -> u32 {
+        self.raw
     }
 
     /// The slot index.

@@ -1,4 +1,5 @@
-//! The index pool: a stack of free `u8`/`u16` slot indices, kept partitioned so live slots can be walked.
+//! The index pool: a permutation of `u8`/`u16` slot indices, partitioned into live and free slots, so that
+//! live slots can be walked; its all-zero state is the empty pool.
 
 use core::marker::PhantomData;
 use core::mem::{MaybeUninit, size_of};
@@ -11,8 +12,8 @@ mod sealed {
     impl Sealed for u16 {}
 }
 
-/// A slot index type: `u8` for pools of up to 256 slots, `u16` for up to 65,536. Sealed: the const
-/// constructor relies on these being exactly `u8` and `u16`.
+/// A slot index type: `u8` for pools of up to 256 slots, `u16` for up to 65,536. Sealed: the pool relies on
+/// these being exactly `u8` and `u16` (an all-zero table of them is valid, and one fits a slot word's low half).
 pub trait Index: sealed::Sealed + Copy + Eq + core::fmt::Debug {
     /// The most slots an index of this type can number.
     const MAX_SLOTS: usize;
@@ -46,44 +47,36 @@ impl Index for u16 {
     }
 }
 
-/// `[N-1, N-2, ..., 0]` as indices, in a `const fn` (which cannot call `Index::from_usize`). As the free stack
-/// it makes slot 0 the first allocated; it is also its own inverse, so it serves as the position table.
-const fn reversed<I: Index, const N: usize>() -> [I; N] {
-    let mut table = MaybeUninit::<[I; N]>::uninit();
-    let p = table.as_mut_ptr().cast::<I>();
-    let mut k = 0;
-    while k < N {
-        let v = N - 1 - k;
-        // SAFETY: `k < N`, so the write is inside `table`; `I` is sealed to `u8`/`u16`, so the cast to the
-        // integer of the same size is the type itself, and `v < N <= I::MAX_SLOTS` fits it.
-        unsafe {
-            if size_of::<I>() == 1 {
-                p.cast::<u8>().add(k).write(v as u8);
-            } else {
-                p.cast::<u16>().add(k).write(v as u16);
-            }
-        }
-        k += 1;
-    }
-    // SAFETY: the loop wrote all `N` elements.
-    unsafe { table.assume_init() }
+/// Where a slot word's link lives, counted in `I`s from the word's start: its lowest-addressed bytes on a
+/// little-endian target, its highest on a big-endian one.
+const fn link_offset<I>() -> usize {
+    if cfg!(target_endian = "little") { 0 } else { size_of::<u32>() / size_of::<I>() - 1 }
 }
 
-/// A pool of up to `N` values of `T` numbered by `I` (`u8`: `N <= 256`, `u16`: `N <= 65,536`), tagged `P`.
+/// A pool of up to `N` values of `T` numbered by `I` (`u8`: `N <= 256`, `u16`: `N <= 65,536`), tagged `P`,
+/// whose handles carry pool id `ID` unless [`with_id`](IndexPool::with_id) gave another.
 ///
-/// `stack` holds every slot index once: `stack[..free]` the free ones (allocate pops `stack[free - 1]`),
-/// `stack[free..]` the live ones; `pos[i]` is where slot `i` sits in `stack`. Freeing swaps the slot's index
-/// down to `stack[free]` and grows the free part, so all four operations are O(1) with no search, a double
-/// free is `pos[i] < free`, and the live slots are `stack[free..]` (O(live) iteration, in no particular
-/// order). `stamp[i]` holds slot `i`'s generation, the count of its allocations modulo 256, in its high byte
-/// and the pool's id in its low byte; every handle carries the stamp of its allocation, so one compare refuses
-/// a handle that outlived its object ([`PoolError::Stale`]) or belongs to another pool
-/// ([`PoolError::ForeignHandle`]). Bookkeeping: `2 * size_of::<I>() + 2` bytes a slot. Invariants IX1-IX5
-/// (module docs).
+/// The slots form a permutation, held twice: by position (`stack`) and by slot (the low half of each slot's
+/// word, `meta`). Positions `..live` hold the live slots, `live..` the free ones; allocate takes the slot at
+/// position `live`, and free swaps the freed slot to position `live - 1` and shrinks the live part, so all four
+/// operations are O(1) with no search and the live slots are walked in O(live) (in no particular order). Both
+/// tables store, for the slot `i` at position `k`, the *link* `i ^ k`, in `stack[k]` and in `meta[i]`'s low
+/// half: so an all-zero table is the identity permutation, and one XOR with the position gives the slot, or
+/// with the slot the position. The high half of `meta[i]` is slot `i`'s stamp XOR `ID << 8`: its generation,
+/// the count of its allocations modulo 256, in the high byte, and the pool's id XOR `ID` in the low byte.
+/// Every handle carries the index and stamp of its allocation, laid out as the slot's word is, so one XOR of
+/// the two and one compare with `live` refuse a handle that outlived its object ([`PoolError::Stale`]), belongs
+/// to another pool ([`PoolError::ForeignHandle`]) or names a free slot (a double free). Bookkeeping:
+/// `size_of::<I>() + 4` bytes a slot. Invariants IX1-IX5 (module docs).
+///
+/// All zeros is the empty pool with id `ID`, which [`new`](IndexPool::new) builds: a `static` of it (of any
+/// capacity) needs no bytes in ROM and no copy at boot, as it goes to `.bss`, which the start-up code zeroes.
+/// A pool from `with_id(id)` with `id != ID` stores `id ^ ID` in every slot's word, so as a `static` it is
+/// initialised data, copied from ROM.
 ///
 /// `P` is the pool's tag, a type of the user's (`struct EnemyShots;`), carried by its handles: two pools of
 /// the same `T` with different tags cannot take each other's handles (a compile error). Pools that share a
-/// tag (an array of pools) tell their handles apart at run time by an id ([`IndexPool::with_id`]).
+/// tag (an array of pools) tell their handles apart at run time by their ids.
 ///
 /// ```compile_fail,E0308
 /// use stackshot_alloc::pool::IndexPool;
@@ -97,35 +90,42 @@ const fn reversed<I: Index, const N: usize>() -> [I; N] {
 // `repr(C)`, the stack first: at offset 0 its entries are read and written without an address sum (a cycle
 // less on each path, measured).
 #[repr(C)]
-pub struct IndexPool<T, I: Index, const N: usize, P = ()> {
+pub struct IndexPool<T, I: Index, const N: usize, P = (), const ID: u8 = 0> {
+    /// By position: `stack[k]` is the link `i ^ k` of the slot `i` at position `k` (IX2).
     stack: [I; N],
-    pos: [I; N],
-    /// Generation `<< 8 |` pool id, a slot (IX5).
-    stamp: [u16; N],
+    /// By slot: `(stamp ^ ID << 8) << 16 |` link, the link in the word's low `size_of::<I>()` bytes and the
+    /// rest of the low half zero (IX2, IX5).
+    meta: [u32; N],
     slots: [MaybeUninit<T>; N],
-    free: usize,
-    /// The lowest `free` ever (IX4): `N - low` slots were once live at the same time.
-    low: usize,
+    /// The number of live slots, which sit at positions `..live` (IX1, IX3).
+    live: usize,
+    /// The most slots ever live at once; positions `peak..` hold slots never allocated (IX4).
+    peak: usize,
     _tag: PhantomData<fn() -> P>,
 }
 
-impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
-    /// An empty pool; its handles carry id 0 (the tag `P` tells pools apart; see [`with_id`](Self::with_id)).
+impl<T, I: Index, const N: usize, P, const ID: u8> IndexPool<T, I, N, P, ID> {
+    /// What XORs a stored slot word into the handle layout (and back): the stamp's id byte stored as `id ^ ID`.
+    const FLIP: u32 = (ID as u32) << 16;
+
+    /// An empty pool whose handles carry id `ID`: all zeros, so a `static` of it costs no ROM and no copy at
+    /// boot (see the type's docs).
     pub const fn new() -> Self {
-        Self::with_id(0)
+        Self::with_id(ID)
     }
 
     /// An empty pool whose handles carry `id`: for pools with the same tag that could meet each other's
-    /// handles, so that the run-time check refuses them ([`PoolError::ForeignHandle`]).
+    /// handles, so that the run-time check refuses them ([`PoolError::ForeignHandle`]). Unless `id == ID`, its
+    /// slot words are not zero: as a `static` it is initialised data (`ID`, the type's, costs nothing).
     pub const fn with_id(id: u8) -> Self {
         const { assert!(N > 0 && N <= I::MAX_SLOTS, "IndexPool: N must be 1..=I::MAX_SLOTS") };
         IndexPool {
-            stack: reversed(),
-            pos: reversed(),
-            stamp: [id as u16; N],
+            // SAFETY: `I` is sealed to `u8` and `u16`, for which all zeros is a value (every link 0: IX2).
+            stack: unsafe { MaybeUninit::zeroed().assume_init() },
+            meta: [((id ^ ID) as u32) << 16; N],
             slots: [const { MaybeUninit::uninit() }; N],
-            free: N,
-            low: N,
+            live: 0,
+            peak: 0,
             _tag: PhantomData,
         }
     }
@@ -137,80 +137,125 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
 
     /// The most slots that were ever live at once.
     pub const fn peak(&self) -> usize {
-        N - self.low
+        self.peak
     }
 
     /// This pool's id, carried by its handles.
     pub const fn id(&self) -> u8 {
-        self.stamp[0] as u8
+        (self.meta[0] >> 16) as u8 ^ ID
     }
 
     /// The number of live values.
     pub const fn len(&self) -> usize {
-        N - self.free
+        self.live
     }
 
     /// True when nothing is allocated.
     pub const fn is_empty(&self) -> bool {
-        self.free == N
+        self.live == 0
     }
 
     /// True when `alloc` would hand its value back.
     pub const fn is_full(&self) -> bool {
-        self.free == 0
+        self.live == N
+    }
+
+    /// The slot at position `k`.
+    ///
+    /// # Safety
+    /// `k < N`.
+    #[inline(always)]
+    unsafe fn slot_at(&self, k: usize) -> usize {
+        // SAFETY: `k < N` (caller).
+        unsafe { self.stack.get_unchecked(k).to_usize() ^ k }
+    }
+
+    /// Slot `i`'s link (the low half of its word).
+    ///
+    /// # Safety
+    /// `i < N`.
+    #[inline(always)]
+    unsafe fn link_of(&self, i: usize) -> usize {
+        // SAFETY: `i < N` (caller).
+        unsafe { (*self.meta.get_unchecked(i) & 0xFFFF) as usize }
+    }
+
+    /// Moves slot `i` from position `p` to position `at`, and the slot that was at `at` to `p`: writes the links
+    /// of both into both tables, only the link bytes of the slot words.
+    ///
+    /// # Safety
+    /// `i < N`, `p < N`, `at < N`, and slot `i` is at position `p`.
+    #[inline(always)]
+    unsafe fn place(&mut self, i: usize, p: usize, at: usize) {
+        // SAFETY: `p < N` and `at < N` (caller); the links make a permutation of `0..N` (IX2), so the slot
+        // `j` at `at` is `< N`, and so is `i` (caller). The link is `size_of::<I>()` bytes of a `u32` at
+        // `link_offset`, inside the slot's word, and any bytes there are a `u32`.
+        unsafe {
+            let j = self.slot_at(at);
+            let (x, y) = (I::from_usize(i ^ at), I::from_usize(j ^ p));
+            let links = self.meta.as_mut_ptr().cast::<I>();
+            let per_word = size_of::<u32>() / size_of::<I>();
+            *self.stack.get_unchecked_mut(at) = x;
+            links.add(i * per_word + link_offset::<I>()).write(x);
+            *self.stack.get_unchecked_mut(p) = y;
+            links.add(j * per_word + link_offset::<I>()).write(y);
+        }
     }
 
     /// Stores `value` in a free slot and returns its handle, or hands `value` back when the pool is full.
     #[inline(always)]
     pub fn alloc(&mut self, value: T) -> Result<Handle<T, I, P>, T> {
-        // Full when `free - 1` is negative (`free <= N <= 65,536`): the subtraction sets the flag the branch
-        // tests (`subs`, no separate compare).
-        let f = self.free.wrapping_sub(1);
-        if (f as isize) < 0 {
+        let k = self.live;
+        if k >= N {
             core::hint::cold_path();
             return Err(value);
         }
-        self.free = f;
-        // SAFETY: `free` was in `1..=N` (IX1), so `f < N`; stack entries are `< N` (IX2).
+        self.live = k + 1;
+        // SAFETY: `k < N`, so the slot at `k` is `< N` (IX2), and free (IX3): its value is not initialised.
         unsafe {
-            let i = *self.stack.get_unchecked(f);
-            let stamp = self.stamp.get_unchecked_mut(i.to_usize());
-            // `free` only falls below its low-water mark when a slot never allocated is: one in generation 0
-            // (or whose count just wrapped), so the mark is only compared then.
-            if *stamp >> 8 == 0 {
+            let i = self.slot_at(k);
+            let word = self.meta.get_unchecked_mut(i);
+            // The live count only passes its peak when a slot never allocated is: one in generation 0 (or
+            // whose count just wrapped), so the peak is only compared then (IX4).
+            if *word < 1 << 24 {
                 core::hint::cold_path();
-                if f < self.low {
-                    self.low = f;
+                if k >= self.peak {
+                    self.peak = k + 1;
                 }
             }
-            // The next generation: the high byte counts, its carry drops out; the id stays.
-            *stamp = stamp.wrapping_add(1 << 8);
-            let handle = Handle::from_stamp(i, *stamp);
-            self.slots.get_unchecked_mut(i.to_usize()).write(value);
+            // The next generation: the high byte counts, its carry drops out; the id and the link stay.
+            *word = word.wrapping_add(1 << 24);
+            // The link is `i ^ k` (IX2), so XOR with `k` leaves the index beside the stamp: the handle.
+            let handle = Handle::from_bits(*word ^ k as u32 ^ Self::FLIP);
+            self.slots.get_unchecked_mut(i).write(value);
             Ok(handle)
         }
     }
 
-    /// The slot index of `h` if it is a live slot of this pool in the handle's generation.
+    /// The slot index of `h` and its position, if it is a live slot of this pool in the handle's generation.
     #[inline(always)]
-    fn live_index(&self, h: Handle<T, I, P>, freed: PoolError) -> Result<usize, PoolError> {
+    fn live_index(&self, h: Handle<T, I, P>, freed: PoolError) -> Result<(usize, usize), PoolError> {
         let i = h.index().to_usize();
         if i >= N {
             return Err(PoolError::OutOfRange);
         }
         // SAFETY: `i < N` was checked above.
-        unsafe {
-            let stamp = *self.stamp.get_unchecked(i);
-            if stamp != h.stamp() {
-                core::hint::cold_path();
-                return Err(if (stamp ^ h.stamp()) as u8 != 0 { PoolError::ForeignHandle } else { PoolError::Stale });
-            }
-            if self.pos.get_unchecked(i).to_usize() < self.free {
-                core::hint::cold_path();
-                return Err(freed);
-            }
+        let word = unsafe { *self.meta.get_unchecked(i) };
+        // The high half: the stamps' difference; the low half: the link XOR the index, the slot's position
+        // (IX2). Below `live` only if both stamps agree and the slot is live (IX3): one compare for both.
+        let at = (word ^ h.bits() ^ Self::FLIP) as usize;
+        if at >= self.live {
+            core::hint::cold_path();
+            let differ = at >> 16;
+            return Err(if differ == 0 {
+                freed
+            } else if differ as u8 != 0 {
+                PoolError::ForeignHandle
+            } else {
+                PoolError::Stale
+            });
         }
-        Ok(i)
+        Ok((i, at))
     }
 
     /// What `free`, `get` and `get_mut` would say of `h`: `Ok` for a live handle, else the error they return.
@@ -225,52 +270,35 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
     #[allow(clippy::question_mark, reason = "hot path: plain `match`, no `Try` trait calls from core")]
     pub fn free(&mut self, h: Handle<T, I, P>) -> Result<T, PoolError> {
         match self.live_index(h, PoolError::DoubleFree) {
-            // SAFETY: `live_index` returned a live slot `< N`.
-            Ok(i) => Ok(unsafe { self.free_live(i) }),
+            // SAFETY: `live_index` returned a live slot `< N` and its position.
+            Ok((i, p)) => Ok(unsafe { self.free_live(i, p) }),
             Err(e) => Err(e),
         }
     }
 
-    /// Frees live slot `i` and returns its value.
+    /// Frees live slot `i`, at position `p`, and returns its value.
     ///
     /// # Safety
-    /// `i < N` and slot `i` is live.
+    /// `i < N`, slot `i` is live and at position `p`.
     #[inline(always)]
-    unsafe fn free_live(&mut self, i: usize) -> T {
-        let f = self.free;
-        // SAFETY: slot `i` is live (caller), so `free <= pos[i] < N`: `f < N`. `f` is the lowest live position;
-        // moving `i` there and making it free keeps `stack[free..]` the live slots (IX3).
-        unsafe { self.place(i, f) };
-        self.free = f + 1;
+    unsafe fn free_live(&mut self, i: usize, p: usize) -> T {
+        let last = self.live - 1;
+        // SAFETY: slot `i` is live (caller), so `p < live <= N` (IX1, IX3) and `last < N`. `last` is the highest
+        // live position; moving `i` there and shrinking the live part keeps `..live` the live slots (IX3).
+        unsafe { self.place(i, p, last) };
+        self.live = last;
         // SAFETY: slot `i` was live, so initialised (IX3); it is now free, so nothing reads it again.
         unsafe { self.slots.get_unchecked(i).assume_init_read() }
     }
 
-    /// Moves slot `i` to stack position `at`, and the slot that was there to `i`'s old position.
+    /// The handle of the slot at position `k`, in its current generation.
     ///
     /// # Safety
-    /// `i < N` and `at < N`.
+    /// `k < N`.
     #[inline(always)]
-    unsafe fn place(&mut self, i: usize, at: usize) {
-        // SAFETY: `i < N` and `at < N` (caller); stack entries are `< N` (IX2), so `j < N`; `pos[i] < N` (IX2).
-        unsafe {
-            let p = *self.pos.get_unchecked(i);
-            let j = *self.stack.get_unchecked(at);
-            *self.stack.get_unchecked_mut(at) = I::from_usize(i);
-            *self.pos.get_unchecked_mut(i) = I::from_usize(at);
-            *self.stack.get_unchecked_mut(p.to_usize()) = j;
-            *self.pos.get_unchecked_mut(j.to_usize()) = p;
-        }
-    }
-
-    /// The handle of live slot `i`, in its current generation.
-    ///
-    /// # Safety
-    /// `i < N`.
-    #[inline(always)]
-    unsafe fn handle(&self, i: I) -> Handle<T, I, P> {
-        // SAFETY: `i < N` (caller).
-        Handle::from_stamp(i, unsafe { *self.stamp.get_unchecked(i.to_usize()) })
+    unsafe fn handle_at(&self, k: usize) -> Handle<T, I, P> {
+        // SAFETY: `k < N` (caller), so the slot there is `< N` (IX2).
+        unsafe { Handle::from_bits(*self.meta.get_unchecked(self.slot_at(k)) ^ k as u32 ^ Self::FLIP) }
     }
 
     /// The value of live handle `h`; `Err(Dangling)` if its slot is free, `Err(Stale)` if it was allocated
@@ -279,7 +307,7 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
     pub fn get(&self, h: Handle<T, I, P>) -> Result<&T, PoolError> {
         match self.live_index(h, PoolError::Dangling) {
             // SAFETY: `i < N` and slot `i` is live, so initialised (IX3).
-            Ok(i) => Ok(unsafe { self.slots.get_unchecked(i).assume_init_ref() }),
+            Ok((i, _)) => Ok(unsafe { self.slots.get_unchecked(i).assume_init_ref() }),
             Err(e) => Err(e),
         }
     }
@@ -289,7 +317,7 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
     pub fn get_mut(&mut self, h: Handle<T, I, P>) -> Result<&mut T, PoolError> {
         match self.live_index(h, PoolError::Dangling) {
             // SAFETY: `i < N` and slot `i` is live, so initialised (IX3).
-            Ok(i) => Ok(unsafe { self.slots.get_unchecked_mut(i).assume_init_mut() }),
+            Ok((i, _)) => Ok(unsafe { self.slots.get_unchecked_mut(i).assume_init_mut() }),
             Err(e) => Err(e),
         }
     }
@@ -297,16 +325,17 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
     /// A walk over the live objects that can free and allocate as it goes (see [`Sweep`]): `retain` without a
     /// closure, for ARM code in IWRAM, which inlines this walk but not a Thumb closure.
     #[inline(always)]
-    pub fn sweep(&mut self) -> Sweep<'_, T, I, N, P> {
-        Sweep { next: self.free, current: N, pool: self }
+    pub fn sweep(&mut self) -> Sweep<'_, T, I, N, P, ID> {
+        Sweep { next: self.live, current: N, pool: self }
     }
 
-    /// The live values with their handles, in O(live).
+    /// The live values with their handles, in O(live), in the order a [`sweep`](Self::sweep) meets them.
     pub fn iter(&self) -> Iter<'_, T, I, P> {
         Iter {
-            live: &self.stack[self.free..],
+            stack: &self.stack[..self.live],
+            meta: &self.meta,
             slots: self.slots.as_ptr(),
-            stamp: &self.stamp,
+            flip: Self::FLIP,
             _p: PhantomData,
             _tag: PhantomData,
         }
@@ -315,13 +344,20 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
     /// The free slots in the order `alloc` will hand them out (the most recently freed first), in O(free): for
     /// debug views and tests.
     pub fn free_slots(&self) -> impl Iterator<Item = I> + '_ {
-        self.stack[..self.free].iter().rev().copied()
+        (self.live..N).map(|k| I::from_usize(self.stack[k].to_usize() ^ k))
     }
 
     /// The live values with their handles, mutably, in O(live).
     pub fn iter_mut(&mut self) -> IterMut<'_, T, I, P> {
         let slots = self.slots.as_mut_ptr();
-        IterMut { live: &self.stack[self.free..], slots, stamp: &self.stamp, _p: PhantomData, _tag: PhantomData }
+        IterMut {
+            stack: &self.stack[..self.live],
+            meta: &self.meta,
+            slots,
+            flip: Self::FLIP,
+            _p: PhantomData,
+            _tag: PhantomData,
+        }
     }
 
     /// Calls `keep` on every live value (O(live)) and frees, dropping them, those for which it returns false:
@@ -338,42 +374,35 @@ impl<T, I: Index, const N: usize, P> IndexPool<T, I, N, P> {
 
     /// Verifies IX1, IX2, IX4 and IX5 (module docs).
     pub fn check(&self) -> Result<(), CheckError> {
-        if self.free > N {
+        if self.live > N || self.peak > N {
             return Err(CheckError::CountTooLarge);
         }
-        if self.low > self.free {
+        if self.peak < self.live {
             return Err(CheckError::PeakBelowLive);
         }
         let mut k = 0;
-        while k < self.low {
-            let slot = self.stack[k].to_usize();
-            if slot >= N || self.stamp[slot] >> 8 != 0 {
-                return Err(CheckError::PeakBelowLive);
-            }
-            k += 1;
-        }
-        let mut k = 0;
         while k < N {
-            if self.stack[k].to_usize() >= N || self.pos[k].to_usize() >= N {
+            let link = self.stack[k].to_usize();
+            let slot = link ^ k;
+            if slot >= N {
                 return Err(CheckError::EntryOutOfRange { at: k });
             }
+            if (self.meta[slot] & 0xFFFF) as usize != link {
+                return Err(CheckError::PosMismatch { slot });
+            }
+            if k >= self.peak && self.meta[slot] >> 24 != 0 {
+                return Err(CheckError::PeakBelowLive);
+            }
+            if (self.meta[slot] >> 16) as u8 != (self.meta[0] >> 16) as u8 {
+                return Err(CheckError::IdMismatch { slot });
+            }
             k += 1;
-        }
-        let mut i = 0;
-        while i < N {
-            if self.stack[self.pos[i].to_usize()].to_usize() != i {
-                return Err(CheckError::PosMismatch { slot: i });
-            }
-            if self.stamp[i] as u8 != self.stamp[0] as u8 {
-                return Err(CheckError::IdMismatch { slot: i });
-            }
-            i += 1;
         }
         Ok(())
     }
 }
 
-impl<T, I: Index, const N: usize, P> Pool for IndexPool<T, I, N, P> {
+impl<T, I: Index, const N: usize, P, const ID: u8> Pool for IndexPool<T, I, N, P, ID> {
     type Value = T;
     type Handle = Handle<T, I, P>;
     #[inline(always)]
@@ -395,20 +424,20 @@ impl<T, I: Index, const N: usize, P> Pool for IndexPool<T, I, N, P> {
     }
 }
 
-impl<T, I: Index, const N: usize, P> Default for IndexPool<T, I, N, P> {
+impl<T, I: Index, const N: usize, P, const ID: u8> Default for IndexPool<T, I, N, P, ID> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T, I: Index, const N: usize, P> Drop for IndexPool<T, I, N, P> {
+impl<T, I: Index, const N: usize, P, const ID: u8> Drop for IndexPool<T, I, N, P, ID> {
     fn drop(&mut self) {
         if core::mem::needs_drop::<T>() {
             // Every live value, going on past one whose `drop` panics.
-            super::drop_each(self.free, N, &mut |p| {
-                let i = self.stack[p].to_usize();
-                // SAFETY: live slots are initialised (IX3) and each is dropped once: `stack` is a permutation, and
-                // `drop_each` visits each position once.
+            super::drop_each(0, self.live, &mut |k| {
+                let i = self.stack[k].to_usize() ^ k;
+                // SAFETY: live slots are initialised (IX3) and each is dropped once: the links make a permutation
+                // (IX2), and `drop_each` visits each position once.
                 unsafe { self.slots[i].assume_init_drop() };
             });
         }
@@ -457,34 +486,34 @@ macro_rules! sweep {
 /// The walk holds the pool's `&mut`, so freeing and allocating can only go through it: the pool's own
 /// `free` and `alloc`, which would move objects under the walk, cannot be called until it ends.
 ///
-/// How: `stack[pool.free..next]` are the objects met (and those allocated during the walk, which `alloc`
-/// puts at `free - 1`), `stack[next..]` those still to meet. `free` swaps the freed slot with the lowest
-/// live one, `stack[free]`, which the walk has met, so the split holds; freeing an object not yet met first
-/// moves it to `next` and counts that position as met.
-pub struct Sweep<'a, T, I: Index, const N: usize, P = ()> {
-    pool: &'a mut IndexPool<T, I, N, P>,
+/// How: the walk goes down the live positions. Positions `..next` are the objects still to meet, `next..live`
+/// those met (and those allocated during the walk, which `alloc` puts at `live`). `free` swaps the freed slot
+/// with the highest live one, at `live - 1`, which the walk has met, so the split holds; freeing an object not
+/// yet met first moves it to `next - 1` and counts that position as met.
+pub struct Sweep<'a, T, I: Index, const N: usize, P = (), const ID: u8 = 0> {
+    pool: &'a mut IndexPool<T, I, N, P, ID>,
     next: usize,
     /// The slot of the object `next` returned last, while it is live: what `free_current` frees. `N`: none.
     current: usize,
 }
 
-impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
+impl<T, I: Index, const N: usize, P, const ID: u8> Sweep<'_, T, I, N, P, ID> {
     /// The next object not yet met, with its handle, or `None` when all have been met.
     #[inline(always)]
     #[allow(clippy::should_implement_trait, reason = "the value borrows the walk, which `Iterator` cannot express")]
     pub fn next(&mut self) -> Option<(Handle<T, I, P>, &mut T)> {
-        let p = self.next;
-        if p >= N {
+        if self.next == 0 {
             return None;
         }
-        self.next = p + 1;
-        // SAFETY: `p < N`; `p >= pool.free` (`next` starts at `free` and `free` never passes it), so slot `i`
-        // is live and initialised (IX3); stack entries are `< N` (IX2).
+        let k = self.next - 1;
+        self.next = k;
+        // SAFETY: `k < next <= live <= N` (`next` starts at `live`, and `live` never falls below it: frees swap
+        // with met positions), so the slot at `k` is live and initialised (IX3) and `< N` (IX2).
         unsafe {
-            let i = *self.pool.stack.get_unchecked(p);
-            self.current = i.to_usize();
-            let h = self.pool.handle(i);
-            Some((h, self.pool.slots.get_unchecked_mut(i.to_usize()).assume_init_mut()))
+            let i = self.pool.slot_at(k);
+            self.current = i;
+            let h = self.pool.handle_at(k);
+            Some((h, self.pool.slots.get_unchecked_mut(i).assume_init_mut()))
         }
     }
 
@@ -493,23 +522,24 @@ impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
     #[inline(always)]
     #[allow(clippy::question_mark, reason = "hot path: plain `match`, no `Try` trait calls from core")]
     pub fn free(&mut self, h: Handle<T, I, P>) -> Result<T, PoolError> {
-        let i = match self.pool.live_index(h, PoolError::DoubleFree) {
-            Ok(i) => i,
+        let (i, mut p) = match self.pool.live_index(h, PoolError::DoubleFree) {
+            Ok(found) => found,
             Err(e) => return Err(e),
         };
         if i == self.current {
             self.current = N;
         }
-        // SAFETY: `live_index` checked `i < N`, and slot `i` is live, so `pos[i] < N`; `next <= pos[i] < N`
-        // in the branch.
+        // SAFETY: `live_index` checked `i < N`, and slot `i` is live at `p < live`; in the branch `next - 1`
+        // is `>= p`, so `< N`.
         unsafe {
-            if self.pool.pos.get_unchecked(i).to_usize() >= self.next {
-                // Not met yet: move it to `next`, counted as met, so that the slot `free_live` swaps into its
-                // place, `stack[free]`, lands among the met ones.
-                self.pool.place(i, self.next);
-                self.next += 1;
+            if p < self.next {
+                // Not met yet: move it to `next - 1`, counted as met, so that the slot `free_live` swaps into
+                // its place, from `live - 1`, lands among the met ones.
+                self.next -= 1;
+                self.pool.place(i, p, self.next);
+                p = self.next;
             }
-            Ok(self.pool.free_live(i))
+            Ok(self.pool.free_live(i, p))
         }
     }
 
@@ -524,9 +554,13 @@ impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
         }
         self.current = N;
         // SAFETY: `current < N` is the slot `next` returned, live since: `free` clears `current` when it frees
-        // it, and nothing else frees during the walk. It was met (its position is below `next`), so
-        // `free_live`'s swap keeps the met/not-met split (see the type's docs).
-        Some(unsafe { self.pool.free_live(i) })
+        // it, and nothing else frees during the walk; its position is its link XOR its index (IX2). It was met
+        // (its position is at least `next`), so `free_live`'s swap keeps the met/not-met split (see the type's
+        // docs).
+        Some(unsafe {
+            let p = self.pool.link_of(i) ^ i;
+            self.pool.free_live(i, p)
+        })
     }
 
     /// Stores `value` in a free slot, as [`IndexPool::alloc`]; the walk does not meet it.
@@ -542,11 +576,23 @@ impl<T, I: Index, const N: usize, P> Sweep<'_, T, I, N, P> {
     }
 }
 
+/// The next live slot of an iterator's remaining positions `stack`, taken from the top, with its handle.
+#[inline]
+fn next_live<I: Index, T, P>(stack: &mut &[I], meta: &[u32], flip: u32) -> Option<(Handle<T, I, P>, usize)> {
+    let (&link, rest) = stack.split_last()?;
+    *stack = rest;
+    let k = rest.len();
+    let i = link.to_usize() ^ k;
+    Some((Handle::from_bits(meta[i] ^ k as u32 ^ flip), i))
+}
+
 /// Iterator over an [`IndexPool`]'s live values: `(handle, &value)`.
 pub struct Iter<'a, T, I, P = ()> {
-    live: &'a [I],
+    /// The live positions not yet yielded: the pool's `stack[..k]`.
+    stack: &'a [I],
+    meta: &'a [u32],
     slots: *const MaybeUninit<T>,
-    stamp: &'a [u16],
+    flip: u32,
     _p: PhantomData<&'a T>,
     _tag: PhantomData<fn() -> P>,
 }
@@ -556,24 +602,24 @@ impl<'a, T, I: Index, P> Iterator for Iter<'a, T, I, P> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let (&i, rest) = self.live.split_first()?;
-        self.live = rest;
-        // SAFETY: `live` is the pool's `stack[free..]`, borrowed with the pool for `'a`: live slots, `< N`,
-        // initialised (IX2, IX3).
-        let v = unsafe { (*self.slots.add(i.to_usize())).assume_init_ref() };
-        Some((Handle::from_stamp(i, self.stamp[i.to_usize()]), v))
+        let (h, i) = next_live(&mut self.stack, self.meta, self.flip)?;
+        // SAFETY: `stack` is a prefix of the pool's live positions, borrowed with the pool for `'a`: live
+        // slots, `< N`, initialised (IX2, IX3).
+        Some((h, unsafe { (*self.slots.add(i)).assume_init_ref() }))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.live.len(), Some(self.live.len()))
+        (self.stack.len(), Some(self.stack.len()))
     }
 }
 
 /// Iterator over an [`IndexPool`]'s live values: `(handle, &mut value)`.
 pub struct IterMut<'a, T, I, P = ()> {
-    live: &'a [I],
+    /// The live positions not yet yielded: the pool's `stack[..k]`.
+    stack: &'a [I],
+    meta: &'a [u32],
     slots: *mut MaybeUninit<T>,
-    stamp: &'a [u16],
+    flip: u32,
     _p: PhantomData<&'a mut T>,
     _tag: PhantomData<fn() -> P>,
 }
@@ -583,16 +629,14 @@ impl<'a, T, I: Index, P> Iterator for IterMut<'a, T, I, P> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let (&i, rest) = self.live.split_first()?;
-        self.live = rest;
-        // SAFETY: as in `Iter::next`, and the pool is mutably borrowed for `'a`; `stack` is a permutation
+        let (h, i) = next_live(&mut self.stack, self.meta, self.flip)?;
+        // SAFETY: as in `Iter::next`, and the pool is mutably borrowed for `'a`; the links make a permutation
         // (IX2), so each slot is yielded once and the `&mut`s do not alias.
-        let v = unsafe { (*self.slots.add(i.to_usize())).assume_init_mut() };
-        Some((Handle::from_stamp(i, self.stamp[i.to_usize()]), v))
+        Some((h, unsafe { (*self.slots.add(i)).assume_init_mut() }))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.live.len(), Some(self.live.len()))
+        (self.stack.len(), Some(self.stack.len()))
     }
 }
 
@@ -708,35 +752,73 @@ mod tests {
     fn check_reports_corruption() {
         let mut p: IndexPool<u32, u8, 8> = IndexPool::with_id(0);
         p.alloc(1).unwrap();
-        p.pos[3] = 5;
-        assert_eq!(p.check(), Err(CheckError::PosMismatch { slot: 3 }));
-        p.pos[3] = 9;
-        assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 3 }));
-        p.pos[3] = 4; // the original value
+        p.meta[3] ^= 5;
+        assert_eq!(p.check(), Err(CheckError::PosMismatch { slot: 3 }), "slot 3's link no longer names position 3");
+        p.meta[3] ^= 5;
+        p.stack[3] = 3 ^ 9;
+        assert_eq!(p.check(), Err(CheckError::EntryOutOfRange { at: 3 }), "position 3 names slot 9 of 8");
+        p.stack[3] = 0;
         assert_eq!(p.check(), Ok(()));
-        p.low = 8;
+        p.peak = 0;
         assert_eq!(p.check(), Err(CheckError::PeakBelowLive));
-        p.low = 7;
-        p.stamp[5] ^= 1;
+        p.peak = 1;
+        p.meta[5] ^= 1 << 16;
         assert_eq!(p.check(), Err(CheckError::IdMismatch { slot: 5 }));
-        p.stamp[5] ^= 1;
-        p.free = 9;
+        p.meta[5] ^= 1 << 16;
+        p.live = 9;
+        assert_eq!(p.check(), Err(CheckError::CountTooLarge));
+        p.live = 1;
+        p.peak = 9;
         assert_eq!(p.check(), Err(CheckError::CountTooLarge));
     }
 
-    /// IX4's second half: the slots below the low-water mark were never allocated.
+    /// IX4's second half: the slots at and above the peak were never allocated.
     #[test]
-    fn check_reports_an_allocated_slot_below_the_low_water_mark() {
+    fn check_reports_an_allocated_slot_above_the_peak() {
         let mut p: IndexPool<u32, u8, 8> = IndexPool::new();
         let h = p.alloc(1).unwrap();
         p.free(h).unwrap();
-        assert_eq!((p.free, p.low, p.check()), (8, 7, Ok(())));
-        // Slot 0 (allocated once) swapped down to position 0, below the mark: the permutation still holds.
-        let (top, bottom) = (p.stack[7], p.stack[0]);
-        p.stack.swap(0, 7);
-        p.pos[top.to_usize()] = 0;
-        p.pos[bottom.to_usize()] = 7;
+        assert_eq!((p.live, p.peak, p.check()), (0, 1, Ok(())));
+        // Slot 0 (allocated once) swapped up to position 7, above the peak: the permutation still holds.
+        p.stack[0] = 7;
+        p.stack[7] = 7;
+        p.meta[0] ^= 7;
+        p.meta[7] ^= 7;
         assert_eq!(p.check(), Err(CheckError::PeakBelowLive));
+    }
+
+    /// All zeros is the empty pool with the type's id: `new` is all zero bytes but for its slots (which it
+    /// leaves uninitialised), and a zeroed pool behaves as `new`'s, refusing the handles of a pool whose type
+    /// gives another id.
+    #[test]
+    fn the_empty_pool_is_all_zeros() {
+        fn zero<T: Copy + Into<u32>>(table: &[T]) -> bool {
+            table.iter().all(|&v| v.into() == 0)
+        }
+        let p: IndexPool<u32, u16, 1000, (), 7> = IndexPool::new();
+        assert!(zero(&p.stack) && zero(&p.meta) && p.live == 0 && p.peak == 0);
+        let other: IndexPool<u32, u16, 1000, (), 8> = IndexPool::new();
+        assert!(zero(&other.stack) && zero(&other.meta));
+        let unnumbered: IndexPool<u32, u8, 8> = IndexPool::new();
+        assert!(zero(&unnumbered.stack) && zero(&unnumbered.meta));
+        assert!(!zero(&IndexPool::<u32, u8, 8>::with_id(1).meta), "another id is stored in every slot's word");
+
+        // SAFETY: every field of an `IndexPool` has all zeros as a value (the slots are `MaybeUninit`).
+        let mut zeroed: IndexPool<u32, u16, 1000, (), 7> = unsafe { core::mem::zeroed() };
+        // SAFETY: as above.
+        let mut other: IndexPool<u32, u16, 1000, (), 8> = unsafe { core::mem::zeroed() };
+        assert_eq!((zeroed.check(), zeroed.len(), zeroed.peak(), zeroed.id()), (Ok(()), 0, 0, 7));
+        assert_eq!(other.id(), 8);
+        let handles: [_; 3] = core::array::from_fn(|k| zeroed.alloc(k as u32).unwrap());
+        assert_eq!(handles.map(|h| (h.index(), h.generation(), h.pool())), [(0, 1, 7), (1, 1, 7), (2, 1, 7)]);
+        let theirs = other.alloc(9).unwrap();
+        assert_eq!((theirs.index(), theirs.generation(), theirs.pool()), (0, 1, 8));
+        assert_eq!(zeroed.free(theirs), Err(PoolError::ForeignHandle), "same index and generation, other id");
+        assert_eq!(other.get(handles[0]), Err(PoolError::ForeignHandle));
+        assert_eq!(zeroed.free(handles[1]), Ok(1));
+        assert_eq!(zeroed.free(handles[1]), Err(PoolError::DoubleFree));
+        assert_eq!(zeroed.alloc(5).map(|h| h.index()), Ok(1), "the slot just freed comes back first");
+        assert_eq!((zeroed.check(), zeroed.len(), zeroed.peak()), (Ok(()), 3, 3));
     }
 
     #[test]

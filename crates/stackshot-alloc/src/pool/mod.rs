@@ -17,18 +17,18 @@
 //!
 //! Each pool's `check()` verifies exactly these and returns the [`CheckError`] named in brackets.
 //!
-//! - **IX1** (`IndexPool`): `free <= N` \[`CountTooLarge`\].
-//! - **IX2** (`IndexPool`): every entry of `stack` and `pos` is `< N` \[`EntryOutOfRange`\], and
-//!   `stack[pos[i]] == i` for every slot `i` \[`PosMismatch`\]; so `stack` is a permutation of `0..N`.
-//! - **IX3** (`IndexPool`): slot `i` is free iff `pos[i] < free`, i.e. `stack[..free]` are the free slots (its
-//!   top `stack[free - 1]` is the next allocated) and `stack[free..]` the live ones; exactly the live slots hold
-//!   an initialised `T`. (Follows from IX2 plus the code; `check` cannot see initialisation.)
-//! - **IX4** (`IndexPool`): `low <= free`: the low-water mark of the free count, from which the peak is read,
-//!   counts at least the live slots; and `stack[..low]` are slots never allocated, in generation 0 (so `free`
-//!   can only fall below `low` by allocating a slot in generation 0, the one case in which `alloc` compares
-//!   them) \[`PeakBelowLive`\].
-//! - **IX5** (`IndexPool`): every slot's stamp carries the pool's id in its low byte \[`IdMismatch`\] (the high
-//!   byte, the slot's generation, may be anything).
+//! - **IX1** (`IndexPool`): `live <= N` and `peak <= N` \[`CountTooLarge`\].
+//! - **IX2** (`IndexPool`): for every position `k`, the slot `i = stack[k] ^ k` is `< N` \[`EntryOutOfRange`\]
+//!   and the low half of its word `meta[i]` holds the same link `i ^ k` \[`PosMismatch`\]; so the positions and
+//!   slots are a permutation of `0..N`, all-zero tables the identity, and slot `i`'s position is its link XOR `i`.
+//! - **IX3** (`IndexPool`): slot `i` is live iff its position is `< live`, i.e. positions `..live` are the live
+//!   slots and `live..` the free ones (position `live` is the next allocated); exactly the live slots hold an
+//!   initialised `T`. (Follows from IX2 plus the code; `check` cannot see initialisation.)
+//! - **IX4** (`IndexPool`): `live <= peak`: the most slots ever live counts at least the live ones; and the slots
+//!   at positions `peak..` were never allocated, in generation 0 (so `live` can only pass `peak` by allocating a
+//!   slot in generation 0, the one case in which `alloc` compares them) \[`PeakBelowLive`\].
+//! - **IX5** (`IndexPool`): every slot word's stamp carries the same pool id \[`IdMismatch`\] (stored XOR the
+//!   type's `ID`; the generation may be anything).
 //! - **PK1** (`Packed24`, `Packed18`), **PT1** (`PtrPool`), **VS1** (`ValueStack`), **IN1** (`IntrusivePool`):
 //!   the free count is at most the capacity (packed: `top <= fresh <= capacity`) \[`CountTooLarge`\].
 //! - **PK2**, **PT2**, **IN2**: every free-stack entry (free-list link) names a slot of this pool (packed: a
@@ -46,13 +46,15 @@
 //! # What the safety checks cost
 //!
 //! - Foreign handle: an `IndexPool`'s handle carries the pool's tag type, so a handle of a pool with another tag
-//!   does not compile. At run time it also carries the pool's `u8` id (0 unless given to `with_id`), kept beside
-//!   the generation in each slot's `u16` stamp: one halfword compare per `free`/`get` checks both. Pools sharing
-//!   a tag and an id cannot tell each other's handles apart.
+//!   does not compile. At run time it also carries the pool's `u8` id (the type's `ID`, 0 unless given, or the
+//!   one given to `with_id`), kept beside the generation in each slot's `u16` stamp: one XOR of the handle with
+//!   the slot's word and one compare with the live count per `free`/`get` check both, and the double free. Pools
+//!   sharing a tag and an id cannot tell each other's handles apart.
 //! - Out of range: one compare of the index against the capacity.
-//! - Double free (and `get` of a freed handle): `IndexPool` reads `pos[i]` and compares it with `free` (the
-//!   position table costs `size_of::<I>()` bytes a slot and also gives O(live) iteration and the O(1) swap
-//!   that keeps the stack partitioned); `FlagPool` reads its flag; the packed stacks and the intrusive list keep
+//! - Double free (and `get` of a freed handle): `IndexPool` reads slot `i`'s position from the same word as its
+//!   stamp and compares it with `live`, in the same compare (the position takes the word's low half, a byte of
+//!   padding beside a `u8` one, and also gives O(live) iteration and the O(1) swap that keeps the permutation
+//!   partitioned); `FlagPool` reads its flag; the packed stacks and the intrusive list keep
 //!   one live bit a slot (1/8 byte; a load, shift and mask per check plus a read-modify-write per
 //!   allocate/free); `PtrPool` keeps a `bool` a slot.
 //! - Write after free (`IntrusivePool`, whose list links live in the free slots): `alloc` compares the link it
@@ -160,11 +162,11 @@ pub enum PoolError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs, reason = "each variant's doc says what its named fields hold")]
 pub enum CheckError {
-    /// IX1, PK1, PT1, VS1, IN1: the free count exceeds the capacity.
+    /// IX1, PK1, PT1, VS1, IN1: the free (`IndexPool`: live or peak) count exceeds the capacity.
     CountTooLarge,
     /// IX2, PK2, PT2, IN2: the stack entry (or list link) at position `at` is not a slot of this pool.
     EntryOutOfRange { at: usize },
-    /// IX2: `stack[pos[slot]] != slot`.
+    /// IX2: `slot`'s word does not hold the link of the position that names it.
     PosMismatch { slot: usize },
     /// PK2, PT2, IN2: `slot` is on the free stack/list but marked live, or is on it twice.
     FreeButLive { slot: usize },
@@ -174,7 +176,7 @@ pub enum CheckError {
     ListLength,
     /// FL1: the live count differs from the number of set flags.
     CountMismatch,
-    /// IX4: the peak is below the number of live slots, or the low-water mark covers a slot that was allocated.
+    /// IX4: the peak is below the number of live slots, or a slot at or above it was allocated.
     PeakBelowLive,
     /// IX5: `slot`'s stamp names another pool id than slot 0's.
     IdMismatch { slot: usize },
