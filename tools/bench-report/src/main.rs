@@ -256,21 +256,32 @@ const SCENE_FRAMES: usize = 240;
 pub const SESSION: &str = "two-minute session";
 pub const SCENE: &str = "bullet-hell scene";
 
-/// Cycles of each frame of play (telemetry's `last_cycles`) of the ROM `elf` with `keys` held each frame,
-/// until `frames` frames of play or `limit` frames in all; and the telemetry at the end.
+/// The keys of frame `frame` of a session on `script`, after a frame that left telemetry `t`: the script's,
+/// and START every 20 frames on the game-over screen (a continue while credits are left, else the title) and
+/// on the title once a game has ended, as a player who keeps playing presses it.
+pub fn session_keys(script: &Script, frame: u64, t: &Telemetry) -> u32 {
+    let again = t.state == State::GameOver || (t.state == State::Title && t.game_overs > 0);
+    let start = if again && frame % 20 == 10 { harness::keys::bit("START").unwrap_or(0) } else { 0 };
+    script.keys_at(frame) | start
+}
+
+/// Cycles of each frame of play (telemetry's `last_cycles`) of the ROM `elf` with `keys` held each frame (given
+/// the frame and the telemetry the frame before left), until `frames` frames of play or `limit` frames in all;
+/// and the telemetry at the end.
 fn frames_of_play(
     elf: &Path,
-    keys: impl Fn(u64) -> u32,
+    keys: impl Fn(u64, &Telemetry) -> u32,
     frames: usize,
     limit: u64,
 ) -> Result<(Vec<u32>, Telemetry), String> {
     let probe = Probe::new(&Elf::read(elf)?)?;
     let mut emu = Emulator::open(elf)?;
     let mut cycles = Vec::new();
+    let mut t = Telemetry::default();
     for frame in 0..limit {
-        emu.set_keys(keys(frame));
+        emu.set_keys(keys(frame, &t));
         emu.run_frame();
-        let t = probe.read(&emu);
+        t = probe.read(&emu);
         if t.state == State::Playing {
             cycles.push(t.last_cycles);
         }
@@ -288,8 +299,8 @@ fn frames_of_play(
 /// of play took.
 fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<Table, String> {
     let script = Script::parse(&std::fs::read_to_string(keys).map_err(|e| format!("{}: {e}", keys.display()))?)?;
-    let (session, t) = frames_of_play(elf, |f| script.keys_at(f), usize::MAX, GAME_FRAMES)?;
-    let (hell, h) = frames_of_play(scene, |_| 0, SCENE_FRAMES, 2 * SCENE_FRAMES as u64)?;
+    let (session, t) = frames_of_play(elf, |f, t| session_keys(&script, f, t), usize::MAX, GAME_FRAMES)?;
+    let (hell, h) = frames_of_play(scene, |_, _| 0, SCENE_FRAMES, 2 * SCENE_FRAMES as u64)?;
     let share = |c: u32| format!("{c} ({:.1}%)", f64::from(c) * 100.0 / CYCLES_PER_FRAME as f64);
     let row = |name: String, what: &str, mut cycles: Vec<u32>, game_overs: u32| {
         cycles.sort_unstable();
