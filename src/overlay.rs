@@ -1,5 +1,6 @@
-//! The allocator overlay: SELECT shows, over the game, the AI heap's blocks as a strip of pixels, each pool's
-//! occupancy, how much of the frame the last frame used, and the stack's high-water mark.
+//! The allocator overlay: SELECT with R shows, over the game, the AI heap's blocks as a strip of pixels, each
+//! pool's occupancy, how much of the frame the last frame used, and the stack's high-water mark; the same chord
+//! hides it. A chord, so that a stray press of SELECT alone does not cover the ship.
 //!
 //! It lives on BG1, where `crate::layout` puts it: its tiles in charblock [`OVERLAY_CHARBLOCK`]
 //! (tile 0 transparent, 1..=64 the font on a solid backdrop, then the strip and the bars), its map in screenblock
@@ -14,8 +15,11 @@
 //! STK 812/10208  [bar]              <- the most bytes the stack has held / the bytes it may use
 //! ```
 //!
-//! Off, it costs nothing: BG1 is disabled and [`draw`] returns after reading one flag. On, it measures the stack
-//! every frame (a scan of the unused stack).
+//! Off, it costs nothing: BG1 is disabled and [`draw`] returns after reading one flag. On, it stays within a
+//! tenth of a frame (`tools/harness/tests/game_overlay.rs` measures it in play): a number or a bar is written
+//! only when it changed, a bar's whole tiles are shared (only the tile where its fill ends is drawn), and the
+//! stack, a scan of all its unused words, is measured every [`STACK_EVERY`] frames, in a frame of its own
+//! without the strip.
 //!
 //! ```ignore
 //! // once a frame, in the game loop:
@@ -43,6 +47,10 @@ pub const MAX_POOLS: usize = 3;
 /// Screen rows of the heap strip, and the blocks (pixels) they hold.
 pub const STRIP_ROWS: u16 = 3;
 pub const STRIP_PIXELS: u32 = STRIP_ROWS as u32 * 240;
+/// Frames between two measures of the stack.
+pub const STACK_EVERY: u32 = 32;
+/// Tiles of the strip (8 pixels each) drawn a frame: a pass over the game's 4 KB heap takes eight frames.
+pub const STRIP_STEP: u32 = 8;
 
 /// Colour indices in bank [`OVERLAY_PALBANK`]. 0..=2 are the font's (transparent, outline, face):
 /// `assets/font.png` must keep to those three.
@@ -71,12 +79,22 @@ const COLOURS: [(u32, Color); 9] = [
     (colour::STACK, Color::from_rgb(10, 28, 10)),
 ];
 
-/// Tile numbers in [`OVERLAY_CHARBLOCK`].
+/// The bars, one a row: the pools', the frame's, the stack's; and the colour each fills with.
+const BARS: usize = MAX_POOLS + 2;
+const FRAME_BAR: usize = MAX_POOLS;
+const STACK_BAR: usize = MAX_POOLS + 1;
+const BAR_FILLS: [u32; BARS] = [colour::GAUGE, colour::GAUGE, colour::GAUGE, colour::FRAME, colour::STACK];
+
+/// Tile numbers in [`OVERLAY_CHARBLOCK`]: the font, the strip's, then two a bar (the tile its fill ends in, and
+/// a whole one of its colour) and the empty one all bars share.
 const FONT_TILE: u16 = 1;
 const STRIP_TILE: u16 = FONT_TILE + FONT_TILES.len() as u16;
-const BAR_TILE: u16 = STRIP_TILE + STRIP_ROWS * 30;
+const STRIP_TILES: u32 = STRIP_ROWS as u32 * 30;
+const BAR_TILE: u16 = STRIP_TILE + STRIP_TILES as u16;
+const EMPTY_BAR_TILE: u16 = BAR_TILE + 2 * BARS as u16;
 /// A bar is 16 tiles (128 pixels) from column 14.
 const BAR_TILES: u16 = 16;
+const BAR_PIXELS: u32 = 8 * BAR_TILES as u32;
 const BAR_COLUMN: u16 = 14;
 const CYCLES_PER_FRAME: u32 = 280_896;
 
@@ -87,8 +105,43 @@ const MAP: VolGrid2d<TextEntry, Safe, Safe, 32, 32> = match TEXT_SCREENBLOCKS.ge
 };
 
 static VISIBLE: GbaCell<bool> = GbaCell::new(false);
-static SELECT_HELD: GbaCell<bool> = GbaCell::new(false);
+static CHORD_HELD: GbaCell<bool> = GbaCell::new(false);
 static LOADED: GbaCell<bool> = GbaCell::new(false);
+/// Loaded in this frame: the first draw waits for the next, so that no frame pays for both.
+static FRESH: GbaCell<bool> = GbaCell::new(false);
+/// Frames drawn since boot: when the stack is measured.
+static DRAWS: GbaCell<u32> = GbaCell::new(0);
+/// The strip's next tile to draw, and what the pass over the heap has counted before it: used blocks, free
+/// runs, and whether the block before it is free.
+static STRIP_AT: GbaCell<u32> = GbaCell::new(0);
+static PASS_USED: GbaCell<u32> = GbaCell::new(0);
+static PASS_RUNS: GbaCell<u32> = GbaCell::new(0);
+static PREV_FREE: GbaCell<bool> = GbaCell::new(false);
+
+/// A value as the overlay last drew it, so that it is drawn again only when it changes.
+struct Drawn(GbaCell<u32>);
+
+impl Drawn {
+    /// Nothing drawn yet: no value is `u32::MAX` (packed values keep their top bits clear).
+    const fn none() -> Drawn {
+        Drawn(GbaCell::new(u32::MAX))
+    }
+
+    /// Whether `value` differs from what is on screen; it is taken as drawn.
+    fn changed(&self, value: u32) -> bool {
+        let changed = self.0.read() != value;
+        self.0.write(value);
+        changed
+    }
+}
+
+/// The heap line (used and runs, 16 bits each), each pool's line (length and capacity), the frame's
+/// percentage, the stack's bytes, and how far each bar is filled.
+static HEAP_LINE: Drawn = Drawn::none();
+static POOL_LINES: [Drawn; MAX_POOLS] = [const { Drawn::none() }; MAX_POOLS];
+static FRAME_LINE: Drawn = Drawn::none();
+static STACK_LINE: Drawn = Drawn::none();
+static BARS_FILLED: [Drawn; BARS] = [const { Drawn::none() }; BARS];
 
 /// One pool's occupancy, as the overlay shows it.
 #[derive(Clone, Copy, Debug)]
@@ -115,36 +168,38 @@ pub fn toggle() {
     if show && !LOADED.read() {
         load();
         LOADED.write(true);
+        FRESH.write(true);
     }
     VISIBLE.write(show);
     DISPCNT.write(DISPCNT.read().with_show_bg1(show));
 }
 
-/// Toggles the overlay when SELECT goes down; call once a frame with the keys of that frame.
+/// Toggles the overlay when SELECT and R come to be held together; call once a frame with the keys of that
+/// frame.
 pub fn poll(keys: KeyInput) {
-    let held = keys.select();
-    if held && !SELECT_HELD.read() {
+    let held = keys.select() && keys.r();
+    if held && !CHORD_HELD.read() {
         toggle();
     }
-    SELECT_HELD.write(held);
+    CHORD_HELD.write(held);
 }
 
-/// Tiles, colours, an empty map and BG1's control register.
+/// `row`, a row of 8 pixels (4 bits each, the leftmost lowest), with every transparent pixel the backdrop.
+const fn on_backdrop(row: u32) -> u32 {
+    // A nibble's low bit after the ORs is set if any of its bits is: clear for transparent (0) pixels.
+    let mut any = row | (row >> 2);
+    any |= any >> 1;
+    let transparent = !any & 0x1111_1111;
+    row | (transparent * colour::BACKDROP)
+}
+
+/// Tiles, colours, the map of the strip and the bars, and BG1's control register.
 fn load() {
     let tiles = TILES;
     tiles.index(0).write([0; 8]);
     for (i, glyph) in FONT_TILES.iter().enumerate() {
         // The font's transparent pixels become the backdrop, so text stays readable over the game.
-        let mut tile = *glyph;
-        for row in tile.iter_mut() {
-            let mut solid = 0;
-            for n in 0..8 {
-                let nibble = (*row >> (4 * n)) & 0xF;
-                solid |= if nibble == 0 { colour::BACKDROP } else { nibble } << (4 * n);
-            }
-            *row = solid;
-        }
-        tiles.index(usize::from(FONT_TILE) + i).write(tile);
+        tiles.index(usize::from(FONT_TILE) + i).write(glyph.map(on_backdrop));
     }
     // The font's own colours (outline and face) keep their indices; the overlay's start after them.
     for (i, c) in FONT_PALETTE.iter().enumerate().take(colour::BACKDROP as usize).skip(1) {
@@ -156,11 +211,14 @@ fn load() {
     // SAFETY: the map is one screenblock of VRAM, 2 KB = 512 words, word-aligned and word-writable.
     unsafe { fill_words(MAP.as_usize() as *mut u32, 0, 512) };
     BG1CNT.write(BackgroundControl::new().with_charblock(OVERLAY_CHARBLOCK).with_screenblock(OVERLAY_SCREENBLOCK));
-    for row in 0..STRIP_ROWS {
-        for column in 0..30 {
-            put(column, TOP + 1 + row, STRIP_TILE + row * 30 + column);
-        }
+    for tile in 0..STRIP_TILES as u16 {
+        tiles.index(usize::from(STRIP_TILE + tile)).write(bar_tile(solid(colour::BACKDROP)));
+        put(tile % 30, TOP + 1 + tile / 30, STRIP_TILE + tile);
     }
+    for (bar, fill) in BAR_FILLS.into_iter().enumerate() {
+        tiles.index(usize::from(BAR_TILE) + 2 * bar + 1).write(bar_tile(solid(fill)));
+    }
+    tiles.index(usize::from(EMPTY_BAR_TILE)).write(bar_tile(solid(colour::GAUGE_EMPTY)));
 }
 
 fn put(x: u16, y: u16, tile: u16) {
@@ -191,96 +249,146 @@ const fn solid(colour: u32) -> u32 {
     colour * 0x1111_1111
 }
 
-/// Draws a 128-pixel bar in tiles `first..first + 16` filled to `filled` pixels, at row `y`.
-fn bar(first: u16, y: u16, filled: u32, fill: u32) {
+/// A tile of the strip or a bar: `row` six times between a row of backdrop above and below.
+const fn bar_tile(row: u32) -> Tile4 {
+    let edge = solid(colour::BACKDROP);
+    [edge, row, row, row, row, row, row, edge]
+}
+
+/// Draws bar `bar` at row `y` filled to `filled` of its 128 pixels, if that changed: whole tiles of its colour,
+/// the tile its fill ends in, then empty tiles.
+fn bar(bar: usize, y: u16, filled: u32) {
+    if !BARS_FILLED[bar].changed(filled) {
+        return;
+    }
+    let (end, whole) = (BAR_TILE + 2 * bar as u16, BAR_TILE + 2 * bar as u16 + 1);
+    let ends_in = (filled / 8) as u16;
+    // The end tile's `filled % 8` pixels from the left (the low nibbles) are filled.
+    let mask = (1u32 << (4 * (filled % 8))) - 1;
+    let row = (solid(BAR_FILLS[bar]) & mask) | (solid(colour::GAUGE_EMPTY) & !mask);
+    TILES.index(usize::from(end)).write(bar_tile(row));
     for k in 0..BAR_TILES {
-        let mut row = 0;
-        for n in 0..8 {
-            let px = u32::from(k) * 8 + n;
-            row |= if px < filled { fill } else { colour::GAUGE_EMPTY } << (4 * n);
-        }
-        let tile = [solid(colour::BACKDROP), row, row, row, row, row, row, solid(colour::BACKDROP)];
-        TILES.index(usize::from(first + k)).write(tile);
-        put(BAR_COLUMN + k, y, first + k);
+        let tile = if k < ends_in {
+            whole
+        } else if k == ends_in {
+            end
+        } else {
+            EMPTY_BAR_TILE
+        };
+        put(BAR_COLUMN + k, y, tile);
     }
 }
 
-/// Redraws the overlay from the heap's map, the pools' gauges, the last frame's cycle count and the stack's
-/// high-water mark. Does nothing while hidden.
+/// Redraws what changed of the overlay: the next stretch of the heap's map and, once a pass is done, its line;
+/// the pools' gauges and the last frame's cycle count; or, one frame in [`STACK_EVERY`], the stack's high-water
+/// mark alone. Does nothing while hidden, nor in the frame the overlay was loaded in.
 pub fn draw(heap: &Heap, pools: &[PoolGauge], last_frame_cycles: u32) {
-    if !VISIBLE.read() {
+    if !VISIBLE.read() || FRESH.read() {
+        FRESH.write(false);
         return;
     }
+    let draws = DRAWS.read();
+    DRAWS.write(draws.wrapping_add(1));
+    let pools = &pools[..pools.len().min(MAX_POOLS)];
+    // The rows after the strip: a pool's each, then the frame's, then the stack's.
+    let (first, frame_row) = (TOP + 1 + STRIP_ROWS, TOP + 1 + STRIP_ROWS + pools.len() as u16);
+    // The stack's frame draws nothing else (the other lines wait a frame), and is not the first draw, which
+    // writes every line.
+    if draws % STACK_EVERY == STACK_EVERY / 2 {
+        draw_stack(frame_row + 1);
+        return;
+    }
+    draw_heap(heap);
+
+    for (g, (pool, y)) in pools.iter().zip(first..).enumerate() {
+        if POOL_LINES[g].changed((u32::from(pool.len) << 16) | u32::from(pool.capacity)) {
+            let mut x = text(0, y, pool.name.as_bytes().get(..8).unwrap_or(pool.name.as_bytes()));
+            blank(x, 9, y);
+            x = text(x.max(9), y, Number::new(u32::from(pool.len)));
+            x = text(x, y, "/");
+            x = text(x, y, Number::new(u32::from(pool.capacity)));
+            blank(x, BAR_COLUMN, y);
+        }
+        bar(g, y, u32::from(pool.len) * BAR_PIXELS / u32::from(pool.capacity.max(1)));
+    }
+    // The percentage can pass 100 (a dropped frame); the bar stops at full.
+    let percent = last_frame_cycles.min(u32::MAX / 100) * 100 / CYCLES_PER_FRAME;
+    if FRAME_LINE.changed(percent) {
+        let x = text(0, frame_row, "FRAME ");
+        let x = text(x, frame_row, Number::new(percent));
+        let x = text(x, frame_row, "/100");
+        blank(x, BAR_COLUMN, frame_row);
+    }
+    bar(FRAME_BAR, frame_row, last_frame_cycles.min(CYCLES_PER_FRAME) * BAR_PIXELS / CYCLES_PER_FRAME);
+}
+
+/// The next stretch of the strip, [`STRIP_STEP`] tiles of it, a pixel a block (or a few: then the most telling
+/// of them); and after its last tile the heap's line, from the blocks the pass counted.
+fn draw_heap(heap: &Heap) {
     let blocks = (heap.capacity() / 8) as u32;
     // Pixels show `per` blocks each when the heap has more blocks than the strip has pixels.
     let per = blocks.div_ceil(STRIP_PIXELS).max(1);
-    let (mut used, mut runs, mut prev_free) = (0, 0, false);
-    let mut b = 0;
-    for tile in 0..u32::from(STRIP_ROWS) * 30 {
+    // Past the heap's last block the strip stays the backdrop `load` drew.
+    let tiles = blocks.div_ceil(8 * per).min(STRIP_TILES);
+    let from = STRIP_AT.read();
+    let to = (from + STRIP_STEP).min(tiles);
+    let (mut used, mut runs) = if from == 0 { (0, 0) } else { (PASS_USED.read(), PASS_RUNS.read()) };
+    let mut prev_free = from != 0 && PREV_FREE.read();
+    let mut b = from * 8 * per;
+    for tile in from..to {
         let mut row = 0;
         for n in 0..8 {
             // The pixel takes the most telling code of its blocks: used end, used, free start, free.
             let mut shown = if b < blocks { colour::FREE } else { colour::BACKDROP };
-            let mut k = 0;
-            while k < per && b < blocks {
-                let block = heap.block(b);
-                let free = block == Some(Block::Free);
-                let here = if !free {
-                    used += 1;
-                    if block == Some(Block::UsedEnd) { colour::USED_END } else { colour::USED }
-                } else if !prev_free {
-                    runs += 1;
-                    colour::FREE_START
-                } else {
-                    colour::FREE
+            let end = (b + per).min(blocks);
+            while b < end {
+                let here = match heap.block(b) {
+                    Some(Block::Free) if prev_free => colour::FREE,
+                    Some(Block::Free) => {
+                        runs += 1;
+                        colour::FREE_START
+                    }
+                    Some(Block::UsedEnd) => colour::USED_END,
+                    _ => colour::USED,
                 };
+                used += u32::from(here >= colour::USED);
+                prev_free = here <= colour::FREE_START;
                 shown = shown.max(here);
-                prev_free = free;
                 b += 1;
-                k += 1;
             }
             row |= shown << (4 * n);
         }
-        let pixels = [solid(colour::BACKDROP), row, row, row, row, row, row, solid(colour::BACKDROP)];
-        TILES.index(usize::from(STRIP_TILE) + tile as usize).write(pixels);
+        TILES.index(usize::from(STRIP_TILE) + tile as usize).write(bar_tile(row));
     }
-
-    let mut x = text(0, TOP, "HEAP ");
-    x = text(x, TOP, Number::new(used * 8));
-    x = text(x, TOP, "/");
-    x = text(x, TOP, Number::new(blocks * 8));
-    x = text(x, TOP, " B ");
-    x = text(x, TOP, Number::new(runs));
-    x = text(x, TOP, " RUNS");
-    blank(x, 30, TOP);
-
-    let mut y = TOP + 1 + STRIP_ROWS;
-    for (g, pool) in pools.iter().take(MAX_POOLS).enumerate() {
-        let mut x = text(0, y, pool.name.as_bytes().get(..8).unwrap_or(pool.name.as_bytes()));
-        blank(x, 9, y);
-        x = text(x.max(9), y, Number::new(u32::from(pool.len)));
-        x = text(x, y, "/");
-        x = text(x, y, Number::new(u32::from(pool.capacity)));
-        blank(x, BAR_COLUMN, y);
-        let filled = u32::from(pool.len) * 128 / u32::from(pool.capacity.max(1));
-        bar(BAR_TILE + g as u16 * BAR_TILES, y, filled, colour::GAUGE);
-        y += 1;
+    if to < tiles {
+        STRIP_AT.write(to);
+        PASS_USED.write(used);
+        PASS_RUNS.write(runs);
+        PREV_FREE.write(prev_free);
+        return;
     }
-    // The percentage can pass 100 (a dropped frame); the bar stops at full.
-    let percent = last_frame_cycles.min(u32::MAX / 100) * 100 / CYCLES_PER_FRAME;
-    let x = text(0, y, "FRAME ");
-    let x = text(x, y, Number::new(percent));
-    let x = text(x, y, "/100");
-    blank(x, BAR_COLUMN, y);
-    let filled = last_frame_cycles.min(CYCLES_PER_FRAME) * 128 / CYCLES_PER_FRAME;
-    bar(BAR_TILE + MAX_POOLS as u16 * BAR_TILES, y, filled, colour::FRAME);
+    STRIP_AT.write(0);
+    if HEAP_LINE.changed((used << 16) | runs) {
+        let mut x = text(0, TOP, "HEAP ");
+        x = text(x, TOP, Number::new(used * 8));
+        x = text(x, TOP, "/");
+        x = text(x, TOP, Number::new(blocks * 8));
+        x = text(x, TOP, " B ");
+        x = text(x, TOP, Number::new(runs));
+        x = text(x, TOP, " RUNS");
+        blank(x, 30, TOP);
+    }
+}
 
+/// The stack's line and bar at row `y`, measured now.
+fn draw_stack(y: u16) {
     let (used, space) = (stack::high_water() as u32, stack::space() as u32);
-    let y = y + 1;
-    let x = text(0, y, "STK ");
-    let x = text(x, y, Number::new(used));
-    let x = text(x, y, "/");
-    let x = text(x, y, Number::new(space));
-    blank(x, BAR_COLUMN, y);
-    bar(BAR_TILE + (MAX_POOLS as u16 + 1) * BAR_TILES, y, used.min(space) * 128 / space.max(1), colour::STACK);
+    if STACK_LINE.changed(used) {
+        let x = text(0, y, "STK ");
+        let x = text(x, y, Number::new(used));
+        let x = text(x, y, "/");
+        let x = text(x, y, Number::new(space));
+        blank(x, BAR_COLUMN, y);
+    }
+    bar(STACK_BAR, y, used.min(space) * BAR_PIXELS / space.max(1));
 }

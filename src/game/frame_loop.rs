@@ -66,7 +66,7 @@ pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! 
         music::play(Some(game.song()));
         music::hold(matches!(game.mode, Mode::Paused));
 
-        // The allocator overlay owns SELECT, which the game ignores; hidden, it costs one flag read. Shown, it
+        // The allocator overlay owns SELECT and R, which the game ignores; hidden, it costs one flag read. Shown, it
         // reads the heap under its lock (interrupts masked while it draws; VBlank's waits until the end).
         overlay::poll(keys);
         if overlay::shown() {

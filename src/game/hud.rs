@@ -124,18 +124,26 @@ pub fn paused(on: bool) {
     banner(Ink::White, if on { Some(b"PAUSED") } else { None });
 }
 
-pub fn game_over(score: u32) {
+/// The game-over screen with `score`; with `credits`, the continue prompt (its number drawn by [`countdown`]).
+pub fn game_over(score: u32, credits: Option<u8>) {
     text::clear();
     centred(Ink::Red, 6, b"GAME OVER");
     text::draw_in(Ink::Cyan, 9, 9, "SCORE");
     text::draw(15, 9, Number::padded(score, 7));
-    centred(Ink::White, 13, b"A  CONTINUE");
-    centred(Ink::White, 15, b"START  TITLE");
+    match credits {
+        Some(credits) => {
+            centred(Ink::White, 11, b"CONTINUE?");
+            centred(Ink::White, 15, b"START  CONTINUE");
+            text::draw_in(Ink::Cyan, 10, 17, "CREDITS");
+            text::draw(18, 17, Number::new(u32::from(credits)));
+        }
+        None => centred(Ink::White, 15, b"START  TITLE"),
+    }
 }
 
-/// The seconds left to choose, on the game-over screen.
-pub fn countdown(seconds: u32) {
-    text::draw_in(Ink::Gold, 14, 11, Number::padded(seconds, 2));
+/// The continue prompt's number: the seconds left to press START.
+pub fn countdown(seconds: u16) {
+    text::draw_in(Ink::Gold, 14, 13, Number::new(u32::from(seconds)));
 }
 
 pub fn name_entry(score: u32, place: usize) {

@@ -6,7 +6,7 @@ use gba::keys::KeyInput;
 pub mod key {
     pub const A: u16 = 1 << 0;
     pub const B: u16 = 1 << 1;
-    // SELECT (1 << 2) is the allocator overlay's: the game gives it no meaning.
+    // SELECT (1 << 2) with R (1 << 8) is the allocator overlay's chord: the game gives neither a meaning.
     pub const START: u16 = 1 << 3;
     pub const RIGHT: u16 = 1 << 4;
     pub const LEFT: u16 = 1 << 5;

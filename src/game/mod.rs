@@ -2,10 +2,10 @@
 //! what it holds:
 //!
 //! - the frame: `frame_loop` (the boot and the loop), `state` (what the game keeps: `Game` and its mode),
-//!   `modes` (the moves between title, play, pause and game over), `name_entry`, `play` (one frame of play),
-//!   `scoring` (extra ships), `draw` (how each thing looks, the sprite table), `flash`, `banner`, `hud` (every
-//!   text screen), `stars` (the scrolling sky), `input`, `telemetry` (what the host tests read), `scene` (the
-//!   bullet-hell scene);
+//!   `modes` (the moves between title, play, pause and game over), `name_entry`, `game_over` (the continue
+//!   prompt), `play` (one frame of play), `scoring` (extra ships), `draw` (how each thing looks, the sprite
+//!   table), `flash`, `banner`, `hud` (every text screen), `stars` (the scrolling sky), `input`, `telemetry`
+//!   (what the host tests read), `scene` (the bullet-hell scene);
 //! - the world: `memory` (the pools and the AI heap), `player`, `enemy` (what an enemy is) and `ai` (how each
 //!   kind acts), `waves` (the stages and their bosses), `bullets`, `particles`, `pickups`, `collide`;
 //! - below them: `fixed` (fixed point and trigonometry), `rng`, `sprites` (the shadow sprite table), `sweep`.
@@ -19,6 +19,7 @@ mod enemy;
 mod fixed;
 mod flash;
 mod frame_loop;
+mod game_over;
 mod hud;
 mod input;
 pub mod memory;

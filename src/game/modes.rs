@@ -1,7 +1,12 @@
 //! The modes a frame runs in and the moves between them: the title, play, pause, the explosions after the last
-//! ship, the game-over screen and the name entry (`name_entry.rs`); and what each frame tells the telemetry.
+//! ship, the name entry (`name_entry.rs`) and the game-over screen with its continue prompt (`game_over.rs`);
+//! and what each frame tells the telemetry.
+//!
+//! A credit's score is its own: the name entry for a score that makes the table comes as that credit ends,
+//! before the continue prompt, and a continue starts again from no score (as arcade games do).
 
 use super::banner::Banner;
+use super::game_over::{CREDITS, Choice, GameOver};
 use super::hud;
 use super::input::{Input, key};
 use super::memory::Memory;
@@ -14,9 +19,8 @@ use super::waves::Stages;
 use crate::save;
 use stackshot_platform::{error, info, stack};
 
-/// Frames the explosions play after the last ship is lost, and frames to choose on the game-over screen.
+/// Frames the explosions play after the last ship is lost.
 const DYING_FRAMES: u16 = 120;
-const GAME_OVER_FRAMES: u16 = 10 * 60;
 
 impl Game {
     /// One frame of the current mode, then the telemetry.
@@ -57,15 +61,14 @@ impl Game {
                 stats.kills += self.play(Input::default(), mem);
                 State::Dying
             }
-            Mode::GameOver(left) => {
-                *left = left.saturating_sub(1);
-                let left = *left;
-                if input.pressed(key::A) {
-                    self.continue_game(mem);
-                } else if input.pressed(key::START) || left == 0 {
-                    self.enter_title();
-                } else {
-                    hud::countdown(u32::from(left).div_ceil(60));
+            Mode::GameOver(screen) => {
+                match screen.step(input) {
+                    Choice::Wait => {}
+                    Choice::Continue => {
+                        self.credits -= 1;
+                        self.continue_game(mem);
+                    }
+                    Choice::Title => self.enter_title(),
                 }
                 State::GameOver
             }
@@ -105,6 +108,7 @@ impl Game {
     fn start(&mut self, mem: &mut Memory) {
         self.rng = Rng::new(self.frame.wrapping_mul(0x9E37_79B9) ^ 0x5EED);
         self.stages = Stages::new();
+        self.credits = CREDITS;
         self.continue_game(mem);
     }
 
@@ -126,8 +130,7 @@ impl Game {
     }
 
     fn enter_game_over(&mut self) {
-        self.mode = Mode::GameOver(GAME_OVER_FRAMES);
-        hud::game_over(self.score);
+        self.mode = Mode::GameOver(GameOver::open(self.score, self.credits));
     }
 
     /// The dying is over: everything goes back to its pool and the heap, which must then be empty. Then the

@@ -89,7 +89,7 @@ impl Game {
     fn bomb(&mut self, mem: &mut Memory) {
         sound::play(Effect::Bomb);
         self.flash.start();
-        self.player.safe = self.player.safe.max(60);
+        self.player.shield(60);
         self.cancel_bullets(mem, true);
         for (_, enemy) in mem.enemies.iter_mut() {
             enemy.hp -= if enemy.kind == Kind::Boss { 24 } else { 10 };

@@ -9,6 +9,8 @@ use crate::sound::{self, Effect};
 pub const START_LIVES: u8 = 3;
 pub const START_BOMBS: u8 = 3;
 pub const MAX_POWER: u8 = 3;
+/// The most ships in stock that extra ships add up to.
+const MAX_LIVES: u8 = 9;
 /// Frames between volleys while A is held.
 const FIRE_EVERY: u8 = 5;
 /// Frames from being hit to flying again, then frames of blinking invulnerability.
@@ -26,10 +28,19 @@ pub struct Player {
     pub bombs: u8,
     pub power: u8,
     cooldown: u8,
-    /// Frames left of invulnerability (blinking).
-    pub safe: u16,
-    /// Frames left until it flies again after a hit; 0 while flying.
-    pub down: u16,
+    ship: Ship,
+}
+
+/// Where the ship is between its lives. Flying, being hit and being drawn all follow from this one state, so a
+/// ship lost for good can never fly, be hit or collect anything again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ship {
+    /// In play, with frames left of blinking invulnerability (0: none).
+    Flying { safe: u16 },
+    /// Hit with a ship still in stock: frames until that one flies.
+    Down(u16),
+    /// The last ship was hit: none flies again in this game (a continue starts a new `Player`).
+    Lost,
 }
 
 impl Player {
@@ -41,35 +52,49 @@ impl Player {
             bombs: START_BOMBS,
             power: 1,
             cooldown: 0,
-            safe: SAFE_FRAMES,
-            down: 0,
+            ship: Ship::Flying { safe: SAFE_FRAMES },
         }
     }
 
+    /// In play: it moves, fires and collects power-ups.
     pub fn flying(&self) -> bool {
-        self.down == 0
+        matches!(self.ship, Ship::Flying { .. })
     }
 
     /// Whether enemies and their bullets can hurt it now.
     pub fn vulnerable(&self) -> bool {
-        self.down == 0 && self.safe == 0
+        self.ship == Ship::Flying { safe: 0 }
     }
 
-    /// Drawn this frame: blinking while safe, hidden while down.
+    /// Drawn this frame: blinking while safe, hidden while down or lost.
     pub fn visible(&self, frame: u32) -> bool {
-        self.down == 0 && (self.safe == 0 || frame & 4 == 0)
+        match self.ship {
+            Ship::Flying { safe } => safe == 0 || frame & 4 == 0,
+            Ship::Down(_) | Ship::Lost => false,
+        }
+    }
+
+    /// Keeps a flying ship invulnerable for at least `frames` more frames (a bomb's grace); nothing otherwise.
+    pub fn shield(&mut self, frames: u16) {
+        if let Ship::Flying { safe } = &mut self.ship {
+            *safe = (*safe).max(frames);
+        }
     }
 
     /// One frame of flying and shooting; returns true when B asks for a bomb that is in stock (taken).
     pub fn step(&mut self, input: Input, bullets: &mut PlayerBullets) -> bool {
-        if self.down > 0 {
-            self.down -= 1;
-            if self.down == 0 && self.lives > 0 {
-                self.respawn();
+        match &mut self.ship {
+            Ship::Flying { safe } => *safe = safe.saturating_sub(1),
+            Ship::Down(left) if *left > 1 => {
+                *left -= 1;
+                return false;
             }
-            return false;
+            Ship::Down(_) => {
+                self.respawn();
+                return false;
+            }
+            Ship::Lost => return false,
         }
-        self.safe = self.safe.saturating_sub(1);
         let (mut dx, mut dy) = (Fx::new(0), Fx::new(0));
         if input.held(key::LEFT) {
             dx -= SPEED;
@@ -120,17 +145,26 @@ impl Player {
         sound::play(Effect::Shot);
     }
 
-    /// Hit: a life lost, power down by one, and down for a while (for good if that was the last life).
+    /// Hit: a life lost, power down by one, and down for a while, or lost for good if that was the last life.
     pub fn hit(&mut self) {
         self.lives = self.lives.saturating_sub(1);
         self.power = (self.power - 1).max(1);
-        self.down = DOWN_FRAMES;
+        self.ship = if self.lives == 0 { Ship::Lost } else { Ship::Down(DOWN_FRAMES) };
+    }
+
+    /// An extra ship earned: false once the last ship is lost, when the game is over whatever the score does.
+    pub fn extra_ship(&mut self) -> bool {
+        if self.ship == Ship::Lost {
+            return false;
+        }
+        self.lives = (self.lives + 1).min(MAX_LIVES);
+        true
     }
 
     fn respawn(&mut self) {
         self.x = Fx::new(120);
         self.y = Fx::new(140);
-        self.safe = SAFE_FRAMES;
+        self.ship = Ship::Flying { safe: SAFE_FRAMES };
         self.bombs = self.bombs.max(START_BOMBS);
     }
 
@@ -142,5 +176,55 @@ impl Player {
         } else {
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DOWN_FRAMES, Player, SAFE_FRAMES};
+    use crate::game::input::{Input, key};
+    use crate::game::memory::PlayerBullets;
+    use stackshot_alloc::pool::IndexPool;
+
+    /// Fire and bomb pressed every frame, as a player at the end of a game presses them.
+    fn frantic() -> Input {
+        Input::of(key::A | key::B, key::A | key::B)
+    }
+
+    /// The last ship hit stays lost however long the dying lasts: it never flies, fires, shows or can be hit
+    /// again, and the score can give it no extra ship.
+    #[test_case]
+    fn the_last_ship_lost_never_flies_again() {
+        let mut bullets: PlayerBullets = IndexPool::with_id(1);
+        let mut player = Player::new();
+        player.lives = 1;
+        player.hit();
+        for frame in 0..4 * u32::from(DOWN_FRAMES) {
+            assert!(!player.step(frantic(), &mut bullets), "frame {frame}: a bomb");
+            assert!(!player.flying() && !player.vulnerable() && !player.visible(frame), "frame {frame}");
+        }
+        assert!(bullets.is_empty());
+        assert!(!player.extra_ship());
+        assert_eq!(player.lives, 0);
+    }
+
+    /// A ship hit with another in stock is down for `DOWN_FRAMES`, then flies, blinking and safe for
+    /// `SAFE_FRAMES`, then can be hit.
+    #[test_case]
+    fn a_ship_hit_with_one_in_stock_flies_again_safe_for_a_while() {
+        let mut bullets: PlayerBullets = IndexPool::with_id(1);
+        let mut player = Player::new();
+        player.hit();
+        for frame in 1..u32::from(DOWN_FRAMES) {
+            player.step(Input::default(), &mut bullets);
+            assert!(!player.flying(), "frame {frame}");
+        }
+        player.step(Input::default(), &mut bullets);
+        assert!(player.flying() && !player.vulnerable());
+        for _ in 0..SAFE_FRAMES {
+            player.step(Input::default(), &mut bullets);
+        }
+        assert!(player.vulnerable() && player.visible(4));
+        assert_eq!(player.lives, super::START_LIVES - 1);
     }
 }

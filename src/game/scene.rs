@@ -33,7 +33,7 @@ impl Scene {
             _ => return input,
         }
         self.played += 1;
-        game.player.safe = game.player.safe.max(2);
+        game.player.shield(2);
         game.player.bombs = game.player.bombs.max(1);
         fill(game, mem);
         if self.played == BOMB_AT {

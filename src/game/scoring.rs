@@ -5,7 +5,6 @@ use crate::sound::{self, Effect};
 
 /// Scores that earn an extra ship.
 const EXTRA_LIVES: [u32; 2] = [50_000, 150_000];
-const MAX_LIVES: u8 = 9;
 
 impl Game {
     /// Adds `points`; an extra ship when the score reaches the next of [`EXTRA_LIVES`].
@@ -15,8 +14,9 @@ impl Game {
             && self.score >= at
         {
             self.extras += 1;
-            self.player.lives = (self.player.lives + 1).min(MAX_LIVES);
-            sound::play(Effect::PickUp);
+            if self.player.extra_ship() {
+                sound::play(Effect::PickUp);
+            }
         }
     }
 }

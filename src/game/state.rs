@@ -5,6 +5,7 @@
 use super::banner::Banner;
 use super::collide::Targets;
 use super::flash::Flash;
+use super::game_over::GameOver;
 use super::hud::Hud;
 use super::name_entry::NameEntry;
 use super::player::Player;
@@ -19,8 +20,7 @@ pub enum Mode {
     Paused,
     /// Frames left of the explosions after the last ship was lost.
     Dying(u16),
-    /// Frames left to choose.
-    GameOver(u16),
+    GameOver(GameOver),
     NameEntry(NameEntry),
 }
 
@@ -29,6 +29,8 @@ pub struct Game {
     pub player: Player,
     pub stages: Stages,
     pub score: u32,
+    /// Continues left in this game.
+    pub credits: u8,
     /// Extra ships earned so far (an index into `scoring::EXTRA_LIVES`).
     pub extras: usize,
     pub rng: Rng,
@@ -65,6 +67,7 @@ impl Game {
             player: Player::new(),
             stages: Stages::new(),
             score: 0,
+            credits: 0,
             extras: 0,
             rng: Rng::new(1),
             table: saved.table,

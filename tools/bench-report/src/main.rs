@@ -255,22 +255,38 @@ const SCENE_FRAMES: usize = 240;
 /// The game table's rows, named for the goals.
 pub const SESSION: &str = "two-minute session";
 pub const SCENE: &str = "bullet-hell scene";
+pub const OVERLAY: &str = "overlay open";
+/// The column of the overlay's own cost in the game table.
+pub const OVERLAY_OWN: &str = "the overlay's own max";
+/// The frame of the overlay's session in which SELECT with R opens the overlay: once the game has begun.
+const OVERLAY_AT: u64 = 60;
 
-/// Cycles of each frame of play (telemetry's `last_cycles`) of the ROM `elf` with `keys` held each frame,
-/// until `frames` frames of play or `limit` frames in all; and the telemetry at the end.
+/// The keys of frame `frame` of a session on `script`, after a frame that left telemetry `t`: the script's,
+/// and START every 20 frames on the game-over screen (a continue while credits are left, else the title) and
+/// on the title once a game has ended, as a player who keeps playing presses it.
+pub fn session_keys(script: &Script, frame: u64, t: &Telemetry) -> u32 {
+    let again = t.state == State::GameOver || (t.state == State::Title && t.game_overs > 0);
+    let start = if again && frame % 20 == 10 { harness::keys::bit("START").unwrap_or(0) } else { 0 };
+    script.keys_at(frame) | start
+}
+
+/// Cycles of each frame of play (telemetry's `last_cycles`) of the ROM `elf` with `keys` held each frame (given
+/// the frame and the telemetry the frame before left), until `frames` frames of play or `limit` frames in all;
+/// and the telemetry at the end.
 fn frames_of_play(
     elf: &Path,
-    keys: impl Fn(u64) -> u32,
+    keys: impl Fn(u64, &Telemetry) -> u32,
     frames: usize,
     limit: u64,
 ) -> Result<(Vec<u32>, Telemetry), String> {
     let probe = Probe::new(&Elf::read(elf)?)?;
     let mut emu = Emulator::open(elf)?;
     let mut cycles = Vec::new();
+    let mut t = Telemetry::default();
     for frame in 0..limit {
-        emu.set_keys(keys(frame));
+        emu.set_keys(keys(frame, &t));
         emu.run_frame();
-        let t = probe.read(&emu);
+        t = probe.read(&emu);
         if t.state == State::Playing {
             cycles.push(t.last_cycles);
         }
@@ -284,14 +300,30 @@ fn frames_of_play(
     Ok((cycles, probe.read(&emu)))
 }
 
-/// Plays the game on `keys` for two minutes and runs the bullet-hell scene, and tabulates the cycles each frame
-/// of play took.
+/// Plays the game on `keys` for two minutes, again with the allocator overlay open, and runs the bullet-hell
+/// scene, and tabulates the cycles each frame of play took; for the overlay, also its own cycles: the two
+/// sessions' difference, frame for frame (the game ignores SELECT and R, so they play alike).
 fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<Table, String> {
     let script = Script::parse(&std::fs::read_to_string(keys).map_err(|e| format!("{}: {e}", keys.display()))?)?;
-    let (session, t) = frames_of_play(elf, |f| script.keys_at(f), usize::MAX, GAME_FRAMES)?;
-    let (hell, h) = frames_of_play(scene, |_| 0, SCENE_FRAMES, 2 * SCENE_FRAMES as u64)?;
+    let (session, t) = frames_of_play(elf, |f, t| session_keys(&script, f, t), usize::MAX, GAME_FRAMES)?;
+    let chord = harness::keys::bit("SELECT").unwrap_or(0) | harness::keys::bit("R").unwrap_or(0);
+    let open_at = |f| if f == OVERLAY_AT { chord } else { 0 };
+    let (open, o) = frames_of_play(elf, |f, t| session_keys(&script, f, t) | open_at(f), usize::MAX, GAME_FRAMES)?;
+    if (open.len(), o.score, o.game_overs) != (session.len(), t.score, t.game_overs) {
+        return Err(format!(
+            "the session with the overlay open played otherwise: {} frames of play, score {}, {} game overs, not {}, {}, {}",
+            open.len(),
+            o.score,
+            o.game_overs,
+            session.len(),
+            t.score,
+            t.game_overs
+        ));
+    }
+    let own = open.iter().zip(&session).map(|(a, b)| a.saturating_sub(*b)).max().unwrap_or(0);
+    let (hell, h) = frames_of_play(scene, |_, _| 0, SCENE_FRAMES, 2 * SCENE_FRAMES as u64)?;
     let share = |c: u32| format!("{c} ({:.1}%)", f64::from(c) * 100.0 / CYCLES_PER_FRAME as f64);
-    let row = |name: String, what: &str, mut cycles: Vec<u32>, game_overs: u32| {
+    let row = |name: String, what: &str, mut cycles: Vec<u32>, own: Option<u32>, game_overs: u32| {
         cycles.sort_unstable();
         vec![
             name,
@@ -299,30 +331,43 @@ fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<Table, String> {
             cycles.len().to_string(),
             share(cycles[cycles.len() / 2]),
             share(cycles[cycles.len() - 1]),
+            own.map_or("–".into(), share),
             game_overs.to_string(),
         ]
     };
     Ok(Table {
         id: "game".into(),
         title: "The game: cycles per frame of play".into(),
-        columns: ["session", "build", "frames of play", "median", "max", "game overs"].map(String::from).to_vec(),
+        columns: ["session", "build", "frames of play", "median", "max", OVERLAY_OWN, "game overs"]
+            .map(String::from)
+            .to_vec(),
         rows: vec![
             row(
                 format!("{SESSION}: {} (a bot's play)", keys.display()),
                 "release; hot paths ARM in IWRAM, the rest Thumb in ROM",
                 session,
+                None,
                 t.game_overs,
+            ),
+            row(
+                format!("{OVERLAY}: the same session, SELECT with R at frame {OVERLAY_AT}"),
+                "the same ROM",
+                open,
+                Some(own),
+                o.game_overs,
             ),
             row(
                 format!("{SCENE}: every pool full, a bomb and 32 enemies destroyed in frame 120"),
                 "the same code (fixtures/bullet_hell.rs)",
                 hell,
+                None,
                 h.game_overs,
             ),
         ],
         notes: vec![format!(
             "A frame is {CYCLES_PER_FRAME} cycles. Counted from the start of the frame's work (after the VBlank \
-             copy to OAM) to its end, by the game's own stopwatch. Session peaks: enemy bullets {}, particles {}, \
+             copy to OAM) to its end, by the game's own stopwatch. The overlay's own cost is the most a frame of \
+             the session with it open took over the same frame without it. Session peaks: enemy bullets {}, particles {}, \
              sprite slots {}, heap {} bytes. Scene peaks: player bullets {}, enemy bullets {}, particles {}, \
              enemies {}, sprite slots {}, heap {} bytes (the scene tops its pools up before each frame's stopwatch \
              starts).",

@@ -3,8 +3,10 @@
 //! replays, ids reused once freed. Refused requests are left out: the benchmark replays what the heap served.
 
 use crate::trace_file::{Ids, TraceFile};
+use harness::elf::Elf;
 use harness::emulator::Emulator;
 use harness::keys::Script;
+use harness::telemetry::{Probe, Telemetry};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -19,7 +21,8 @@ fn header(kind: &str) -> Result<(&'static str, &'static str, &'static [&'static 
             "recorded from the game: 5 minutes of play",
             &[
                 "The game's AI scratch traffic on its 4 KB heap, recorded by `make record-trace`: the release build with",
-                "--features alloc-trace playing bench/traces/play.keys for 18,000 frames (five minutes).",
+                "--features alloc-trace playing bench/traces/play.keys (and START to continue) for 18,000 frames",
+                "(five minutes).",
             ],
         )),
         "bullet-hell" => Ok((
@@ -39,15 +42,18 @@ fn header(kind: &str) -> Result<(&'static str, &'static str, &'static [&'static 
 pub fn record(kind: &str, elf: &Path, script: &Path, frames: u64, out: &Path) -> Result<(), String> {
     let (name, what, how) = header(kind)?;
     let script = Script::parse(&std::fs::read_to_string(script).map_err(|e| format!("{}: {e}", script.display()))?)?;
+    let probe = Probe::new(&Elf::read(elf)?)?;
     let mut emu = Emulator::open(elf)?;
+    let mut t = Telemetry::default();
     let mut by_address: HashMap<u64, usize> = HashMap::new();
     let mut ids = Ids::new();
     let mut trace = TraceFile::new(name, what, how);
     let mut played = 0;
     'frames: for frame in 0..frames {
         played = frame + 1;
-        emu.set_keys(script.keys_at(frame));
+        emu.set_keys(crate::session_keys(&script, frame, &t));
         emu.run_frame();
+        t = probe.read(&emu);
         for line in emu.take_log() {
             let Some(rest) = line.text.strip_prefix("alloc-trace: heap ") else { continue };
             let words: Vec<&str> = rest.split_whitespace().collect();

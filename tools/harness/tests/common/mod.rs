@@ -240,7 +240,8 @@ pub fn debug_elf() -> PathBuf {
 }
 
 /// Plays from the title with the bot until `done` says so or `limit` frames pass; on the game-over screen it
-/// continues (A) so the session goes on. Returns the last telemetry.
+/// presses START (a continue while credits are left, else back to the title, where START starts a new game) so
+/// the session goes on. Returns the last telemetry.
 pub fn play(
     g: &mut impl Console,
     limit: u64,
@@ -252,7 +253,7 @@ pub fn play(
         let keys = match State::of(t.state) {
             Some(State::Title) if n % 20 == 10 => key("START"),
             Some(State::Playing) => bot(g.emu(), &t),
-            Some(State::GameOver) if continues && n % 20 == 10 => key("A"),
+            Some(State::GameOver) if continues && n % 20 == 10 => key("START"),
             _ => 0,
         };
         t = g.frame(keys);
