@@ -13,6 +13,8 @@ BENCH_GAME := target/thumbv4t-none-eabi/bench-game/stackshot-bench
 BENCH_REPORT := tools/target/x86_64-unknown-linux-gnu/release/bench-report
 # The bullet-hell scene (fixtures/bullet_hell.rs), which the report's game table runs beside the two-minute session.
 SCENE := target/thumbv4t-none-eabi/release/examples/bullet_hell
+# The music fixture (fixtures/music.rs), whose 8-voice runs the report's music table measures.
+MUSIC := target/thumbv4t-none-eabi/release/examples/music
 
 .PHONY: all rom run test test-long bench bench-arm record-trace traces setup debug fixture soak examples examples-gba \
   examples-agb lint lint-steps lint-long package music music-preview
@@ -180,8 +182,8 @@ bench: bench-arm
 	cargo build --profile bench-game -p stackshot-bench --features arm-game
 	cd tools && cargo build --release -p bench-report
 	cargo build --release
-	cargo build --release --example bullet_hell
-	$(BENCH_REPORT) $(BENCH_ARM) $(BENCH_THUMB) $(BENCH_GAME) $(ELF) bench/traces/play.keys $(SCENE) \
+	cargo build --release --example bullet_hell --example music
+	$(BENCH_REPORT) $(BENCH_ARM) $(BENCH_THUMB) $(BENCH_GAME) $(ELF) bench/traces/play.keys $(SCENE) $(MUSIC) \
 	  docs/benchmarks.md docs/benchmarks.png docs/heap-map.png
 
 # Records the game's heap traffic for the benchmark: builds with --features alloc-trace (plus bullet-hell for

@@ -17,6 +17,7 @@ mod code;
 mod game_build;
 mod goals;
 mod map;
+mod music;
 mod record;
 mod trace_file;
 mod traces;
@@ -97,14 +98,14 @@ fn main() -> ExitCode {
             Err(_) => Err(format!("FRAMES `{frames}` is not a number")),
         },
         [traces, dir] if traces == "traces" => traces::write(Path::new(dir)),
-        [arm, thumb, game_build, game, keys, scene, markdown, chart, map] => run(
+        [arm, thumb, game_build, game, keys, scene, music, markdown, chart, map] => run(
             [Path::new(arm), Path::new(thumb), Path::new(game_build)],
-            [Path::new(game), Path::new(keys), Path::new(scene)],
+            [Path::new(game), Path::new(keys), Path::new(scene), Path::new(music)],
             [Path::new(markdown), Path::new(chart), Path::new(map)],
         ),
         _ => {
             eprintln!(
-                "usage: bench-report ARM_ELF THUMB_ELF GAME_BUILD_ELF GAME_ELF KEYS SCENE_ELF OUT.md CHART.png MAP.png\n\
+                "usage: bench-report ARM_ELF THUMB_ELF GAME_BUILD_ELF GAME_ELF KEYS SCENE_ELF MUSIC_ELF OUT.md CHART.png MAP.png\n\
                  \x20      bench-report record ai|bullet-hell ELF SCRIPT FRAMES OUT.txt\n\
                  \x20      bench-report traces DIR"
             );
@@ -122,7 +123,7 @@ fn main() -> ExitCode {
 
 fn run(
     [arm, thumb, game_build]: [&Path; 3],
-    [game, keys, scene]: [&Path; 3],
+    [game, keys, scene, music_elf]: [&Path; 4],
     [markdown, chart_png, map_png]: [&Path; 3],
 ) -> Result<(), String> {
     let builds = [collect("ARM/IWRAM", arm)?, collect("Thumb/ROM", thumb)?];
@@ -188,9 +189,10 @@ fn run(
     for table in goals::tables(&builds)? {
         text += &render(&table, "###");
     }
-    let frames = game_frames(game, keys, scene)?;
+    let (frames, session, hell) = game_frames(game, keys, scene)?;
     text += &render(&frames, "##");
     text += &render(&goals::frames(&frames)?, "###");
+    text += &render(&music::table(music_elf, game, [(SESSION, &session), (SCENE, &hell)])?, "##");
     std::fs::write(markdown, &text).map_err(|e| format!("{}: {e}", markdown.display()))?;
     chart::draw(chart_png, &builds[0].bars)?;
     print!("{text}");
@@ -258,6 +260,10 @@ pub const SCENE: &str = "bullet-hell scene";
 pub const OVERLAY: &str = "overlay open";
 /// The column of the overlay's own cost in the game table.
 pub const OVERLAY_OWN: &str = "the overlay's own max";
+/// The column of a frame's bound with the music: its worst frame and the music's worst VBlank.
+pub const WITH_MUSIC: &str = "max and music's worst";
+/// The column of the VBlanks the game's loop did not wait for.
+pub const MISSED: &str = "frames missed";
 /// The frame of the overlay's session in which SELECT with R opens the overlay: once the game has begun.
 const OVERLAY_AT: u64 = 60;
 
@@ -303,7 +309,7 @@ fn frames_of_play(
 /// Plays the game on `keys` for two minutes, again with the allocator overlay open, and runs the bullet-hell
 /// scene, and tabulates the cycles each frame of play took; for the overlay, also its own cycles: the two
 /// sessions' difference, frame for frame (the game ignores SELECT and R, so they play alike).
-fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<Table, String> {
+fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<(Table, Telemetry, Telemetry), String> {
     let script = Script::parse(&std::fs::read_to_string(keys).map_err(|e| format!("{}: {e}", keys.display()))?)?;
     let (session, t) = frames_of_play(elf, |f, t| session_keys(&script, f, t), usize::MAX, GAME_FRAMES)?;
     let chord = harness::keys::bit("SELECT").unwrap_or(0) | harness::keys::bit("R").unwrap_or(0);
@@ -323,67 +329,90 @@ fn game_frames(elf: &Path, keys: &Path, scene: &Path) -> Result<Table, String> {
     let own = open.iter().zip(&session).map(|(a, b)| a.saturating_sub(*b)).max().unwrap_or(0);
     let (hell, h) = frames_of_play(scene, |_, _| 0, SCENE_FRAMES, 2 * SCENE_FRAMES as u64)?;
     let share = |c: u32| format!("{c} ({:.1}%)", f64::from(c) * 100.0 / CYCLES_PER_FRAME as f64);
-    let row = |name: String, what: &str, mut cycles: Vec<u32>, own: Option<u32>, game_overs: u32| {
+    let row = |name: String, what: &str, mut cycles: Vec<u32>, own: Option<u32>, t: &Telemetry| {
         cycles.sort_unstable();
+        let max = cycles[cycles.len() - 1];
         vec![
             name,
             what.into(),
             cycles.len().to_string(),
             share(cycles[cycles.len() / 2]),
-            share(cycles[cycles.len() - 1]),
+            share(max),
             own.map_or("–".into(), share),
-            game_overs.to_string(),
+            t.game_overs.to_string(),
+            share(t.music_max_cycles),
+            share(max + t.music_max_cycles),
+            t.missed_frames.to_string(),
         ]
     };
-    Ok(Table {
-        id: "game".into(),
-        title: "The game: cycles per frame of play".into(),
-        columns: ["session", "build", "frames of play", "median", "max", OVERLAY_OWN, "game overs"]
+    Ok((
+        Table {
+            id: "game".into(),
+            title: "The game: cycles per frame of play".into(),
+            columns: [
+                "session",
+                "build",
+                "frames of play",
+                "median",
+                "max",
+                OVERLAY_OWN,
+                "game overs",
+                "music's worst VBlank",
+                WITH_MUSIC,
+                MISSED,
+            ]
             .map(String::from)
             .to_vec(),
-        rows: vec![
-            row(
-                format!("{SESSION}: {} (a bot's play)", keys.display()),
-                "release; hot paths ARM in IWRAM, the rest Thumb in ROM",
-                session,
-                None,
-                t.game_overs,
-            ),
-            row(
-                format!("{OVERLAY}: the same session, SELECT with R at frame {OVERLAY_AT}"),
-                "the same ROM",
-                open,
-                Some(own),
-                o.game_overs,
-            ),
-            row(
-                format!("{SCENE}: every pool full, a bomb and 32 enemies destroyed in frame 120"),
-                "the same code (fixtures/bullet_hell.rs)",
-                hell,
-                None,
-                h.game_overs,
-            ),
-        ],
-        notes: vec![format!(
-            "A frame is {CYCLES_PER_FRAME} cycles. Counted from the start of the frame's work (after the VBlank \
-             copy to OAM) to its end, by the game's own stopwatch. The overlay's own cost is the most a frame of \
-             the session with it open took over the same frame without it. Session peaks: enemy bullets {}, particles {}, \
+            rows: vec![
+                row(
+                    format!("{SESSION}: {} (a bot's play)", keys.display()),
+                    "release; hot paths ARM in IWRAM, the rest Thumb in ROM",
+                    session,
+                    None,
+                    &t,
+                ),
+                row(
+                    format!("{OVERLAY}: the same session, SELECT with R at frame {OVERLAY_AT}"),
+                    "the same ROM",
+                    open,
+                    Some(own),
+                    &o,
+                ),
+                row(
+                    format!("{SCENE}: every pool full, a bomb and 32 enemies destroyed in frame 120"),
+                    "the same code (fixtures/bullet_hell.rs)",
+                    hell,
+                    None,
+                    &h,
+                ),
+            ],
+            notes: vec![format!(
+                "A frame is {CYCLES_PER_FRAME} cycles. Counted from the start of the frame's work (after the VBlank \
+             copy to OAM) to its end, by the game's own stopwatch, with the music on. The music runs in the \
+             VBlank handler, outside that count: its worst VBlank is beside it, and the sum of the two bounds a \
+             frame's whole work. A frame missed is a VBlank the game's loop did not wait for (telemetry's \
+             `missed_frames`); the scene's count includes its own refills of every pool from empty, before the \
+             stopwatch, at its first frame and after the bomb. The overlay's own cost is the most a frame of the session with it open took over \
+             the same frame without it. Session peaks: enemy bullets {}, particles {}, \
              sprite slots {}, heap {} bytes. Scene peaks: player bullets {}, enemy bullets {}, particles {}, \
              enemies {}, sprite slots {}, heap {} bytes (the scene tops its pools up before each frame's stopwatch \
              starts).",
-            t.enemy_bullets.peak,
-            t.particles.peak,
-            t.sprite_slots.peak,
-            t.heap_peak,
-            h.player_bullets.peak,
-            h.enemy_bullets.peak,
-            h.particles.peak,
-            h.enemies.peak,
-            h.sprite_slots.peak,
-            h.heap_peak
-        )],
-        ..Table::default()
-    })
+                t.enemy_bullets.peak,
+                t.particles.peak,
+                t.sprite_slots.peak,
+                t.heap_peak,
+                h.player_bullets.peak,
+                h.enemy_bullets.peak,
+                h.particles.peak,
+                h.enemies.peak,
+                h.sprite_slots.peak,
+                h.heap_peak
+            )],
+            ..Table::default()
+        },
+        t,
+        h,
+    ))
 }
 
 /// A table as Markdown under a heading of `level` (`##`, `###`).

@@ -286,8 +286,9 @@ fn soak(dirty: bool, frames: u64) -> Vec<(Telemetry, u64)> {
 }
 
 /// `frames` frames of random play on the debug-assertions build: its every frame checks the allocators' invariants
-/// and the stack's guard (a broken one panics), and every game over runs the leak check. Twice, side by side: on a
-/// clean boot and on a dirty one, which must match it frame for frame. At least `games` games must end.
+/// and the stack's guard (a broken one panics), and every game over runs the leak check; no VBlank goes without
+/// its frame. Twice, side by side: on a clean boot and on a dirty one, which must match it frame for frame. At
+/// least `games` games must end.
 fn soak_twice(frames: u64, games: u32) {
     let (clean, dirty) = std::thread::scope(|s| {
         let dirty = s.spawn(|| soak(true, frames));
@@ -300,7 +301,7 @@ fn soak_twice(frames: u64, games: u32) {
     }
     let t = clean.last().unwrap().0;
     println!(
-        "soak (clean and dirty boot alike): {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks, stack peak {} B",
+        "soak (clean and dirty boot alike): {} frames, {} game frames, {} games over, {} leak checks, {} enemies destroyed, heap peak {} B, {} fallbacks, stack peak {} B, {} frames missed",
         clean.len() + 1,
         t.frame,
         t.game_overs,
@@ -308,11 +309,14 @@ fn soak_twice(frames: u64, games: u32) {
         t.kills,
         t.heap_peak,
         t.heap_fallbacks,
-        t.stack_peak
+        t.stack_peak,
+        t.missed_frames
     );
     assert!(t.game_overs >= games, "only {} games in {frames} frames: is the input reaching the game?", t.game_overs);
     assert_eq!(t.leak_checks, t.game_overs);
     assert_eq!(t.leak_failures, 0, "a game over left a pool or the heap not empty, or the heap refused a free");
+    // Music on, the debug build's checks included: every VBlank has its frame.
+    assert_eq!(t.missed_frames, 0, "the game's loop missed {} VBlanks", t.missed_frames);
     // The debug build's IWRAM holds bigger code and leaves less stack; measured every frame.
     stack_headroom(&debug_elf(), t.stack_peak, 512);
 }
