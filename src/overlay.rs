@@ -49,8 +49,9 @@ pub const STRIP_ROWS: u16 = 3;
 pub const STRIP_PIXELS: u32 = STRIP_ROWS as u32 * 240;
 /// Frames between two measures of the stack.
 pub const STACK_EVERY: u32 = 32;
-/// Tiles of the strip (8 pixels each) drawn a frame: a pass over the game's 4 KB heap takes eight frames.
-pub const STRIP_STEP: u32 = 8;
+/// Tiles of the strip (8 pixels each) drawn a frame. The strip is the overlay's dearest part (a map read for
+/// every block), so a pass over the game's 4 KB heap takes sixteen frames, a quarter of a second.
+pub const STRIP_STEP: u32 = 4;
 
 /// Colour indices in bank [`OVERLAY_PALBANK`]. 0..=2 are the font's (transparent, outline, face):
 /// `assets/font.png` must keep to those three.
@@ -106,9 +107,6 @@ const MAP: VolGrid2d<TextEntry, Safe, Safe, 32, 32> = match TEXT_SCREENBLOCKS.ge
 
 static VISIBLE: GbaCell<bool> = GbaCell::new(false);
 static CHORD_HELD: GbaCell<bool> = GbaCell::new(false);
-static LOADED: GbaCell<bool> = GbaCell::new(false);
-/// Loaded in this frame: the first draw waits for the next, so that no frame pays for both.
-static FRESH: GbaCell<bool> = GbaCell::new(false);
 /// Frames drawn since boot: when the stack is measured.
 static DRAWS: GbaCell<u32> = GbaCell::new(0);
 /// The strip's next tile to draw, and what the pass over the heap has counted before it: used blocks, free
@@ -129,9 +127,14 @@ impl Drawn {
 
     /// Whether `value` differs from what is on screen; it is taken as drawn.
     fn changed(&self, value: u32) -> bool {
-        let changed = self.0.read() != value;
+        self.replace(value).is_some()
+    }
+
+    /// What was on screen, if `value` differs from it (`Some(u32::MAX)` if nothing was); it is taken as drawn.
+    fn replace(&self, value: u32) -> Option<u32> {
+        let before = self.0.read();
         self.0.write(value);
-        changed
+        (before != value).then_some(before)
     }
 }
 
@@ -162,14 +165,9 @@ pub fn shown() -> bool {
     VISIBLE.read()
 }
 
-/// Shows the overlay if hidden, hides it if shown.
+/// Shows the overlay if hidden, hides it if shown: a register write, as [`init`] loaded it at boot.
 pub fn toggle() {
     let show = !VISIBLE.read();
-    if show && !LOADED.read() {
-        load();
-        LOADED.write(true);
-        FRESH.write(true);
-    }
     VISIBLE.write(show);
     DISPCNT.write(DISPCNT.read().with_show_bg1(show));
 }
@@ -193,8 +191,11 @@ const fn on_backdrop(row: u32) -> u32 {
     row | (transparent * colour::BACKDROP)
 }
 
-/// Tiles, colours, the map of the strip and the bars, and BG1's control register.
-fn load() {
+/// Loads the overlay, hidden, at boot: its tiles, colours, the map of the strip and the bars, and BG1's
+/// control register. At boot rather than on the first toggle: loading, most of it the font, costs more than the
+/// overlay's whole budget for the frame it opens in. The VRAM and the palette bank are the overlay's alone
+/// (`crate::layout`), so nothing else overwrites them.
+pub fn init() {
     let tiles = TILES;
     tiles.index(0).write([0; 8]);
     for (i, glyph) in FONT_TILES.iter().enumerate() {
@@ -256,18 +257,26 @@ const fn bar_tile(row: u32) -> Tile4 {
 }
 
 /// Draws bar `bar` at row `y` filled to `filled` of its 128 pixels, if that changed: whole tiles of its colour,
-/// the tile its fill ends in, then empty tiles.
+/// the tile its fill ends in, then empty tiles. Of the map, only the entries from the old end to the new one
+/// are written: a gauge moves a few pixels a frame, and every entry costs a VRAM write.
 fn bar(bar: usize, y: u16, filled: u32) {
-    if !BARS_FILLED[bar].changed(filled) {
+    let Some(before) = BARS_FILLED[bar].replace(filled) else {
         return;
-    }
+    };
     let (end, whole) = (BAR_TILE + 2 * bar as u16, BAR_TILE + 2 * bar as u16 + 1);
     let ends_in = (filled / 8) as u16;
     // The end tile's `filled % 8` pixels from the left (the low nibbles) are filled.
     let mask = (1u32 << (4 * (filled % 8))) - 1;
     let row = (solid(BAR_FILLS[bar]) & mask) | (solid(colour::GAUGE_EMPTY) & !mask);
     TILES.index(usize::from(end)).write(bar_tile(row));
-    for k in 0..BAR_TILES {
+    let (from, to) = match before {
+        u32::MAX => (0, BAR_TILES - 1),
+        _ => {
+            let was = (before / 8) as u16;
+            (was.min(ends_in), was.max(ends_in).min(BAR_TILES - 1))
+        }
+    };
+    for k in from..=to {
         let tile = if k < ends_in {
             whole
         } else if k == ends_in {
@@ -281,10 +290,9 @@ fn bar(bar: usize, y: u16, filled: u32) {
 
 /// Redraws what changed of the overlay: the next stretch of the heap's map and, once a pass is done, its line;
 /// the pools' gauges and the last frame's cycle count; or, one frame in [`STACK_EVERY`], the stack's high-water
-/// mark alone. Does nothing while hidden, nor in the frame the overlay was loaded in.
+/// mark alone. Does nothing while hidden.
 pub fn draw(heap: &Heap, pools: &[PoolGauge], last_frame_cycles: u32) {
-    if !VISIBLE.read() || FRESH.read() {
-        FRESH.write(false);
+    if !VISIBLE.read() {
         return;
     }
     let draws = DRAWS.read();
@@ -328,7 +336,7 @@ fn draw_heap(heap: &Heap) {
     let blocks = (heap.capacity() / 8) as u32;
     // Pixels show `per` blocks each when the heap has more blocks than the strip has pixels.
     let per = blocks.div_ceil(STRIP_PIXELS).max(1);
-    // Past the heap's last block the strip stays the backdrop `load` drew.
+    // Past the heap's last block the strip stays the backdrop `init` drew.
     let tiles = blocks.div_ceil(8 * per).min(STRIP_TILES);
     let from = STRIP_AT.read();
     let to = (from + STRIP_STEP).min(tiles);

@@ -26,6 +26,7 @@ pub fn run(mut before: impl FnMut(&mut Game, &mut Memory, Input) -> Input) -> ! 
     flash::init();
     BACKDROP_COLOR.write(Color::from_rgb(1, 1, 4));
     text::init();
+    overlay::init();
     stars::init();
     sound::init();
     music::init();
